@@ -1,0 +1,105 @@
+# pthread-tapset: SystemTap probes for pthread locking, and deadlock finders.
+#
+#   make demo      catch a real two-thread deadlock live (installs what it needs)
+#   make check     the DejaGnu suite, every runtime this host can run
+#   make bench     what the probes cost: untraced and traced, both sources
+#   make install   tapset, scripts, preload library, man pages
+#   make lint      cppcheck and the compiler's warnings on all C
+#
+# check: RUNTIME=bpf|lkm selects one runtime (default: every runtime the
+# host can run by default); SOURCES="preload glibc" the event sources.
+
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+datadir    ?= $(PREFIX)/share
+libdir     ?= $(PREFIX)/lib
+bindir     ?= $(PREFIX)/bin
+mandir     ?= $(datadir)/man
+tapsetdir  ?= $(datadir)/systemtap/tapset
+scriptdir  ?= $(datadir)/pthread-tapset/scripts
+pkglibdir  ?= $(libdir)/pthread-tapset
+
+CC         ?= cc
+CFLAGS     ?= -O2 -g
+WARN       := -Wall -Wextra -Werror
+BUILD      := build
+GLIBC_MARKS := $(BUILD)/glibc-marks
+
+# every runtime this host can run by default: the kernel-module runtime
+# needs loadable modules; the BPF runtime runs anywhere with uprobes
+RUNTIME    ?= $(if $(wildcard /proc/modules),lkm bpf,bpf)
+SOURCES    ?= preload glibc
+
+FIXTURES   := self-relock abba cycle-3 cycle-5 cycle-8 recursive-relock \
+              errorcheck-relock trylock-fail contention mutex-calls
+FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
+
+# Debian packages the project needs (make deps installs the missing ones)
+DEB_PACKAGES := systemtap systemtap-sdt-dev dejagnu expect gcc make libc6-dev \
+                binutils kmod cppcheck
+
+.PHONY: all deps demo check bench install uninstall lint clean glibc-marks
+
+all: $(BUILD)/libpthread-marks.so $(FIXTURE_BINS)
+
+$(BUILD)/libpthread-marks.so: preload/pthread-marks.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -o $@ $< -ldl
+
+$(BUILD)/fixtures/cycle-%: c-fixtures/cycle.c c-fixtures/fixture.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -DTHREADS=$* -pthread -o $@ $<
+
+$(BUILD)/fixtures/%: c-fixtures/%.c c-fixtures/fixture.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $<
+
+deps:
+	@tools/install-deps $(DEB_PACKAGES)
+
+glibc-marks:
+	@tools/fetch-glibc-with-marks $(GLIBC_MARKS)
+
+demo: deps all
+	@tools/demo
+
+check: deps all glibc-marks
+	@RUNTIME="$(RUNTIME)" SOURCES="$(SOURCES)" testsuite/run
+
+bench: deps all glibc-marks
+	@tools/bench
+
+lint: deps
+	$(CC) $(WARN) -fsyntax-only -fPIC preload/pthread-marks.c
+	$(CC) $(WARN) -fsyntax-only host/memlock-shim.c
+	for f in c-fixtures/*.c; do $(CC) $(WARN) -DTHREADS=3 -fsyntax-only -pthread $$f || exit 1; done
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
+	    --suppress=missingIncludeSystem -DTHREADS=3 preload host c-fixtures bench
+
+# The installed tapset reads events from the system libc's marks where it has
+# them; otherwise from the installed preload library (programs then run with
+# LD_PRELOAD=$(pkglibdir)/libpthread-marks.so).
+install: $(BUILD)/libpthread-marks.so
+	install -d $(DESTDIR)$(tapsetdir) $(DESTDIR)$(scriptdir) $(DESTDIR)$(pkglibdir) \
+	    $(DESTDIR)$(mandir)/man8 $(DESTDIR)$(mandir)/man3
+	install -m 644 tapset/pthread.stp tapset/pthread_marks.stp $(DESTDIR)$(tapsetdir)/
+	install -m 755 $(BUILD)/libpthread-marks.so $(DESTDIR)$(pkglibdir)/
+	install -m 755 tools/pthread-marks-stpm $(DESTDIR)$(pkglibdir)/
+	install -m 755 scripts/*.stp $(DESTDIR)$(scriptdir)/
+	install -m 644 scripts/*.meta $(DESTDIR)$(scriptdir)/
+	install -m 644 man/*.8 $(DESTDIR)$(mandir)/man8/
+	install -m 644 man/*.3stap $(DESTDIR)$(mandir)/man3/
+	@src=$$(tools/marks-source) || src=$(pkglibdir)/libpthread-marks.so; \
+	 read=$$src; [ "$$src" != $(pkglibdir)/libpthread-marks.so ] || read=$(DESTDIR)$$src; \
+	 echo "install: the pthread tapset reads its events from $$src"; \
+	 tools/pthread-marks-stpm --as "$$src" "$$read" $(DESTDIR)$(tapsetdir)/pthread_marks_lib.stpm
+
+uninstall:
+	rm -f $(DESTDIR)$(tapsetdir)/pthread.stp $(DESTDIR)$(tapsetdir)/pthread_marks.stp \
+	      $(DESTDIR)$(tapsetdir)/pthread_marks_lib.stpm
+	rm -rf $(DESTDIR)$(scriptdir) $(DESTDIR)$(pkglibdir)
+	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/,$(notdir $(wildcard man/*.8)))
+	rm -f $(addprefix $(DESTDIR)$(mandir)/man3/,$(notdir $(wildcard man/*.3stap)))
+
+clean:
+	rm -rf $(BUILD)/fixtures $(BUILD)/libpthread-marks.so $(BUILD)/marks $(BUILD)/test-* $(BUILD)/bench

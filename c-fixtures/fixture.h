@@ -1,0 +1,105 @@
+/*
+ * fixture.h - what every fixture shares: printing the truth the tests
+ * compare reports against, and the optional "go" handshake.
+ *
+ * A fixture prints lines of the form "truth KEY VALUES...", flushed at once:
+ *   truth fixture NAME pid PID
+ *   truth mutex LABEL ADDRESS         (ADDRESS as %p: 0x...)
+ *   truth thread LABEL TID
+ *   truth wait THREAD MUTEX HOLDER    (labels: THREAD will wait for MUTEX,
+ *                                      held by HOLDER: one edge of a cycle)
+ *   truth expect deadlock|none
+ *   truth locks N                     (pthread_mutex_lock calls it makes)
+ *   truth result CALL ERRNAME         (what a call it makes returned)
+ *   truth done                        (a benign fixture finished)
+ * With --wait-for-go as its only argument, a fixture stops before its
+ * interesting part until a line arrives on stdin, so that a tracer started
+ * afterwards with -x PID sees it (the harness sends the line once the
+ * tracer's probes are live).
+ */
+#ifndef FIXTURE_H
+#define FIXTURE_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int fixture_wait_for_go;
+
+__attribute__((format(printf, 1, 2))) static void truth(const char *fmt, ...)
+{
+	va_list ap;
+
+	flockfile(stdout);
+	fputs("truth ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	funlockfile(stdout);
+}
+
+static void fixture_start(const char *name, int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--wait-for-go") == 0) {
+		fixture_wait_for_go = 1;
+	} else if (argc != 1) {
+		fprintf(stderr, "usage: %s [--wait-for-go]\n", name);
+		exit(2);
+	}
+	truth("fixture %s pid %d", name, (int)getpid());
+}
+
+/* Blocks until the harness says go (only with --wait-for-go). */
+static inline void wait_for_go(void)
+{
+	char line[64];
+
+	if (!fixture_wait_for_go)
+		return;
+	truth("waiting for go");
+	if (!fgets(line, sizeof line, stdin)) {
+		fprintf(stderr, "fixture: stdin closed before go\n");
+		exit(2);
+	}
+}
+
+/* A pthread call that must succeed: the fixture is wrong otherwise. */
+#define CHECK(call)                                                          \
+	do {                                                                 \
+		int rc_ = (call);                                            \
+		if (rc_ != 0) {                                              \
+			fprintf(stderr, "fixture: %s: %s\n", #call, strerror(rc_)); \
+			exit(2);                                             \
+		}                                                            \
+	} while (0)
+
+static inline const char *errname(int rc)
+{
+	switch (rc) {
+	case 0: return "OK";
+	case EBUSY: return "EBUSY";
+	case EDEADLK: return "EDEADLK";
+	case ETIMEDOUT: return "ETIMEDOUT";
+	case EPERM: return "EPERM";
+	default: return "OTHER";
+	}
+}
+
+static inline void mutex_init_kind(pthread_mutex_t *m, int kind)
+{
+	pthread_mutexattr_t attr;
+
+	CHECK(pthread_mutexattr_init(&attr));
+	CHECK(pthread_mutexattr_settype(&attr, kind));
+	CHECK(pthread_mutex_init(m, &attr));
+	CHECK(pthread_mutexattr_destroy(&attr));
+}
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * mutex-calls - one of every mutex call the tapset has a probe for, each on
+ * a mutex of its own, so a test can compare the probes' variables with what
+ * was done:
+ *   E (errorcheck): init, lock, relock (EDEADLK), unlock, destroy
+ *   R (recursive):  init, lock, lock, unlock, unlock, destroy
+ *   N (normal, static): timedlock, unlock, clocklock (CLOCK_MONOTONIC),
+ *       cond timedwait on C that times out, unlock
+ *   W (normal, static): thread U holds it; main locks it and waits (U lets
+ *       go once the lock word says a waiter sleeps: no sleep() needed)
+ * Expect: no deadlock.  The event sequence per mutex is in
+ * testsuite/pthread.tapset/mutex-variables.exp.
+ */
+#include "fixture.h"
+#include <sched.h>
+#include <time.h>
+
+static pthread_mutex_t lock_n = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_w = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static pthread_barrier_t holding;
+static pid_t holder_tid;
+
+static void *holder(void *arg)
+{
+	(void)arg;
+	holder_tid = gettid();
+	CHECK(pthread_mutex_lock(&lock_w));
+	pthread_barrier_wait(&holding);
+	/* glibc sets the lock word to 2 when a waiter is about to sleep */
+	while (__atomic_load_n(&lock_w.__data.__lock, __ATOMIC_ACQUIRE) != 2)
+		sched_yield();
+	CHECK(pthread_mutex_unlock(&lock_w));
+	return NULL;
+}
+
+static struct timespec in_future(clockid_t clock, long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	ts.tv_nsec += ms * 1000000L;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	return ts;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_mutex_t lock_e, lock_r;
+	pthread_t thread;
+	struct timespec ts;
+	int rc;
+
+	fixture_start("mutex-calls", argc, argv);
+	truth("mutex E %p", (void *)&lock_e);
+	truth("mutex R %p", (void *)&lock_r);
+	truth("mutex N %p", (void *)&lock_n);
+	truth("mutex W %p", (void *)&lock_w);
+	truth("cond C %p", (void *)&cond);
+	truth("thread T %d", (int)gettid());
+	truth("expect none");
+	truth("locks 6");
+	CHECK(pthread_barrier_init(&holding, NULL, 2));
+	wait_for_go();
+
+	mutex_init_kind(&lock_e, PTHREAD_MUTEX_ERRORCHECK);
+	CHECK(pthread_mutex_lock(&lock_e));
+	rc = pthread_mutex_lock(&lock_e);
+	truth("result relock-E %s", errname(rc));
+	CHECK(pthread_mutex_unlock(&lock_e));
+	CHECK(pthread_mutex_destroy(&lock_e));
+
+	mutex_init_kind(&lock_r, PTHREAD_MUTEX_RECURSIVE);
+	CHECK(pthread_mutex_lock(&lock_r));
+	CHECK(pthread_mutex_lock(&lock_r));
+	CHECK(pthread_mutex_unlock(&lock_r));
+	CHECK(pthread_mutex_unlock(&lock_r));
+	CHECK(pthread_mutex_destroy(&lock_r));
+
+	ts = in_future(CLOCK_REALTIME, 1000);
+	CHECK(pthread_mutex_timedlock(&lock_n, &ts));
+	CHECK(pthread_mutex_unlock(&lock_n));
+	ts = in_future(CLOCK_MONOTONIC, 1000);
+	CHECK(pthread_mutex_clocklock(&lock_n, CLOCK_MONOTONIC, &ts));
+	ts = in_future(CLOCK_REALTIME, 1);
+	rc = pthread_cond_timedwait(&cond, &lock_n, &ts);
+	truth("result cond-timedwait %s", errname(rc));
+	CHECK(pthread_mutex_unlock(&lock_n));
+
+	CHECK(pthread_create(&thread, NULL, holder, NULL));
+	pthread_barrier_wait(&holding);
+	truth("thread U %d", (int)holder_tid);
+	CHECK(pthread_mutex_lock(&lock_w));
+	CHECK(pthread_mutex_unlock(&lock_w));
+	CHECK(pthread_join(thread, NULL));
+	truth("done");
+	return 0;
+}
