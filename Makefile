@@ -36,11 +36,11 @@ FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
 
 # Debian packages the project needs (make deps installs the missing ones)
 DEB_PACKAGES := systemtap systemtap-sdt-dev dejagnu expect gcc make libc6-dev \
-                binutils kmod cppcheck
+                binutils cppcheck
 
 .PHONY: all deps demo check bench install uninstall lint clean glibc-marks
 
-all: $(BUILD)/libpthread-marks.so $(FIXTURE_BINS)
+all: $(BUILD)/libpthread-marks.so $(FIXTURE_BINS) $(BUILD)/bench/lockloop
 
 $(BUILD)/libpthread-marks.so: preload/pthread-marks.c
 	@mkdir -p $(@D)
@@ -49,6 +49,10 @@ $(BUILD)/libpthread-marks.so: preload/pthread-marks.c
 $(BUILD)/fixtures/cycle-%: c-fixtures/cycle.c c-fixtures/fixture.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -DTHREADS=$* -pthread -o $@ $<
+
+$(BUILD)/bench/lockloop: bench/lockloop.c
+	@mkdir -p $(@D)
+	$(CC) -O2 $(WARN) -pthread -o $@ $<
 
 $(BUILD)/fixtures/%: c-fixtures/%.c c-fixtures/fixture.h
 	@mkdir -p $(@D)
@@ -72,6 +76,7 @@ bench: deps all glibc-marks
 lint: deps
 	$(CC) $(WARN) -fsyntax-only -fPIC preload/pthread-marks.c
 	$(CC) $(WARN) -fsyntax-only host/memlock-shim.c
+	$(CC) $(WARN) -fsyntax-only -pthread bench/lockloop.c
 	for f in c-fixtures/*.c; do $(CC) $(WARN) -DTHREADS=3 -fsyntax-only -pthread $$f || exit 1; done
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	    --suppress=missingIncludeSystem -DTHREADS=3 preload host c-fixtures bench
@@ -102,4 +107,4 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(mandir)/man3/,$(notdir $(wildcard man/*.3stap)))
 
 clean:
-	rm -rf $(BUILD)/fixtures $(BUILD)/libpthread-marks.so $(BUILD)/marks $(BUILD)/test-* $(BUILD)/bench
+	rm -rf $(BUILD)/fixtures $(BUILD)/libpthread-marks.so $(BUILD)/marks $(BUILD)/test-* $(BUILD)/bench $(BUILD)/host

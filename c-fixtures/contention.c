@@ -1,11 +1,11 @@
 /*
- * contention - THREADS threads take A then B, in that order, ITERATIONS
+ * contention - WORKERS threads take A then B, in that order, ITERATIONS
  * times each: heavy contention, never a cycle.
  * Expect: no report from dl.stp or dl2.stp.
  */
 #include "fixture.h"
 
-#define THREADS 4
+#define WORKERS 4
 #define ITERATIONS 2000
 
 static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
@@ -31,21 +31,21 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t threads[THREADS];
+	pthread_t threads[WORKERS];
 	int i;
 
 	fixture_start("contention", argc, argv);
 	truth("mutex A %p", (void *)&lock_a);
 	truth("mutex B %p", (void *)&lock_b);
 	truth("expect none");
-	truth("locks %d", THREADS * ITERATIONS * 2);
-	CHECK(pthread_barrier_init(&start, NULL, THREADS));
+	truth("locks %d", WORKERS * ITERATIONS * 2);
+	CHECK(pthread_barrier_init(&start, NULL, WORKERS));
 	wait_for_go();
-	for (i = 0; i < THREADS; i++)
+	for (i = 0; i < WORKERS; i++)
 		CHECK(pthread_create(&threads[i], NULL, worker, NULL));
-	for (i = 0; i < THREADS; i++)
+	for (i = 0; i < WORKERS; i++)
 		CHECK(pthread_join(threads[i], NULL));
-	if (counter != THREADS * ITERATIONS)
+	if (counter != WORKERS * ITERATIONS)
 		return 2;
 	truth("done");
 	return 0;
