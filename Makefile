@@ -38,9 +38,14 @@ FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
 DEB_PACKAGES := systemtap systemtap-sdt-dev dejagnu expect gcc make libc6-dev \
                 binutils cppcheck
 
-.PHONY: all deps demo check bench install uninstall lint clean glibc-marks
+.PHONY: all deps demo check bench install uninstall lint clean glibc-marks man
 
-all: $(BUILD)/libpthread-marks.so $(FIXTURE_BINS) $(BUILD)/bench/lockloop
+all: $(BUILD)/libpthread-marks.so $(FIXTURE_BINS) $(BUILD)/bench/lockloop man
+
+# one page per documented probe and function, from tapset/pthread.stp
+man: $(BUILD)/man/.stamp
+$(BUILD)/man/.stamp: tapset/pthread.stp tools/tapset-man
+	rm -rf $(BUILD)/man && tools/tapset-man tapset/pthread.stp $(BUILD)/man && touch $@
 
 $(BUILD)/libpthread-marks.so: preload/pthread-marks.c
 	@mkdir -p $(@D)
@@ -84,16 +89,16 @@ lint: deps
 # The installed tapset reads events from the system libc's marks where it has
 # them; otherwise from the installed preload library (programs then run with
 # LD_PRELOAD=$(pkglibdir)/libpthread-marks.so).
-install: $(BUILD)/libpthread-marks.so
+install: $(BUILD)/libpthread-marks.so man
 	install -d $(DESTDIR)$(tapsetdir) $(DESTDIR)$(scriptdir) $(DESTDIR)$(pkglibdir) \
 	    $(DESTDIR)$(mandir)/man8 $(DESTDIR)$(mandir)/man3
 	install -m 644 tapset/pthread.stp tapset/pthread_marks.stp $(DESTDIR)$(tapsetdir)/
 	install -m 755 $(BUILD)/libpthread-marks.so $(DESTDIR)$(pkglibdir)/
-	install -m 755 tools/pthread-marks-stpm $(DESTDIR)$(pkglibdir)/
+	install -m 755 tools/pthread-marks-stpm tools/marks-source $(DESTDIR)$(pkglibdir)/
 	install -m 755 scripts/*.stp $(DESTDIR)$(scriptdir)/
 	install -m 644 scripts/*.meta $(DESTDIR)$(scriptdir)/
 	install -m 644 man/*.8 $(DESTDIR)$(mandir)/man8/
-	install -m 644 man/*.3stap $(DESTDIR)$(mandir)/man3/
+	install -m 644 $(BUILD)/man/*.3stap $(DESTDIR)$(mandir)/man3/
 	@src=$$(tools/marks-source) || src=$(pkglibdir)/libpthread-marks.so; \
 	 read=$$src; [ "$$src" != $(pkglibdir)/libpthread-marks.so ] || read=$(DESTDIR)$$src; \
 	 echo "install: the pthread tapset reads its events from $$src"; \
@@ -104,7 +109,7 @@ uninstall:
 	      $(DESTDIR)$(tapsetdir)/pthread_marks_lib.stpm
 	rm -rf $(DESTDIR)$(scriptdir) $(DESTDIR)$(pkglibdir)
 	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/,$(notdir $(wildcard man/*.8)))
-	rm -f $(addprefix $(DESTDIR)$(mandir)/man3/,$(notdir $(wildcard man/*.3stap)))
+	rm -f $(DESTDIR)$(mandir)/man3/probe::pthread.*.3stap $(DESTDIR)$(mandir)/man3/function::pthread_*.3stap
 
 clean:
-	rm -rf $(BUILD)/fixtures $(BUILD)/libpthread-marks.so $(BUILD)/marks $(BUILD)/test-* $(BUILD)/bench $(BUILD)/host
+	rm -rf $(BUILD)/man $(BUILD)/fixtures $(BUILD)/libpthread-marks.so $(BUILD)/marks $(BUILD)/test-* $(BUILD)/bench $(BUILD)/host
