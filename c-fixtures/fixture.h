@@ -13,9 +13,15 @@
  *   truth result CALL ERRNAME         (what a call it makes returned)
  *   truth done                        (a benign fixture finished)
  * With --wait-for-go as its only argument, a fixture stops before its
- * interesting part until a line arrives on stdin, so that a tracer started
- * afterwards with -x PID sees it (the harness sends the line once the
- * tracer's probes are live).
+ * interesting part until a line arrives on stdin (or, with
+ * FIXTURE_GO_FILE=PATH in its environment, until PATH exists), so that a
+ * tracer started afterwards with -x PID sees it (the harness says go once
+ * the tracer's probes are live).
+ *
+ * With FIXTURE_STOP_FILE=PATH in its environment, a fixture exits (status
+ * 0) as soon as PATH exists: how a harness ends a deadlocked fixture it
+ * cannot signal, e.g. one running inside the test VM (the file is on the
+ * host's /tmp, which the VM shares).
  */
 #ifndef FIXTURE_H
 #define FIXTURE_H
@@ -27,9 +33,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int fixture_wait_for_go;
+
+static void fixture_wait_for_file(const char *path)
+{
+	const struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+	while (access(path, F_OK) != 0)
+		nanosleep(&tick, NULL);
+}
+
+static void *fixture_watch_stop_file(void *path)
+{
+	fixture_wait_for_file((const char *)path);
+	fflush(stdout);
+	_exit(0);
+}
 
 __attribute__((format(printf, 1, 2))) static void truth(const char *fmt, ...)
 {
@@ -54,6 +76,16 @@ static void fixture_start(const char *name, int argc, char **argv)
 		exit(2);
 	}
 	truth("fixture %s pid %d", name, (int)getpid());
+	if (getenv("FIXTURE_STOP_FILE")) {
+		pthread_t watcher;
+		int rc = pthread_create(&watcher, NULL, fixture_watch_stop_file,
+					getenv("FIXTURE_STOP_FILE"));
+
+		if (rc != 0) {
+			fprintf(stderr, "fixture: watcher thread: %s\n", strerror(rc));
+			exit(2);
+		}
+	}
 }
 
 /* Blocks until the harness says go (only with --wait-for-go). */
@@ -64,6 +96,10 @@ static inline void wait_for_go(void)
 	if (!fixture_wait_for_go)
 		return;
 	truth("waiting for go");
+	if (getenv("FIXTURE_GO_FILE")) {
+		fixture_wait_for_file(getenv("FIXTURE_GO_FILE"));
+		return;
+	}
 	if (!fgets(line, sizeof line, stdin)) {
 		fprintf(stderr, "fixture: stdin closed before go\n");
 		exit(2);

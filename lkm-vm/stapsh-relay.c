@@ -1,0 +1,321 @@
+/*
+ * stapsh-relay - runs inside the test VM: serves `stap --remote` sessions
+ * from the host over one virtio-serial port, one fresh stapsh per session.
+ *
+ *     stapsh-relay PORT-DEVICE [STAPSH]
+ *
+ * Why not `stapsh -l PORT` in a loop: virtio_console drops data the host
+ * sends while no guest process holds the port open (the next session's
+ * first bytes would be lost and the host would hang), and blocks guest
+ * writes while the host is disconnected.  So the relay keeps the port open
+ * for the VM's lifetime; a session starts with the host's first bytes and
+ * ends when the host disconnects, and its stapsh (with anything it started)
+ * is then stopped.
+ *
+ * And it merges stapsh's output frames.  While a script runs, stapsh sends
+ * "data STREAM N\n" + N bytes per piece of output.  stap 4.8's client reads
+ * the socket through a stdio FILE and handles one frame per poll() wake-up:
+ * a second frame that arrived in the same read() waits in the FILE buffer,
+ * unseen, until more bytes come (a fixture's last lines before it blocks
+ * never showed).  So the relay gathers a burst of output (until stapsh is
+ * quiet for 20 ms) and sends it as one frame per stream, the streams
+ * 30 ms apart.  Lines that are not data frames pass unchanged.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int port;
+static char buf[65536];
+
+/* Writes all of buf to the port; -1 once the host is gone. */
+static int port_write(const char *p, ssize_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(port, p, (size_t)len);
+
+		if (n > 0) {
+			p += n;
+			len -= n;
+		} else if (n < 0 && errno == EAGAIN) {
+			struct pollfd w = { .fd = port, .events = POLLOUT };
+
+			if (poll(&w, 1, 5000) <= 0 || (w.revents & POLLOUT) == 0)
+				return -1;
+		} else if (n < 0 && errno == EINTR) {
+			continue;
+		} else {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int fd_write(int fd, const char *p, ssize_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, p, (size_t)len);
+
+		if (n > 0) {
+			p += n;
+			len -= n;
+		} else if (n < 0 && errno == EINTR) {
+			continue;
+		} else {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Blocks until the host connects and sends its first bytes. */
+static ssize_t wait_for_host(void)
+{
+	for (;;) {
+		struct pollfd r = { .fd = port, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&r, 1, -1) < 0 && errno != EINTR)
+			return -1;
+		n = read(port, buf, sizeof buf);
+		if (n > 0)
+			return n;
+		/* no host: POLLHUP and read() == 0 until one connects */
+		usleep(20000);
+	}
+}
+
+static pid_t start_stapsh(const char *stapsh, int *fd)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		setpgid(0, 0);
+		dup2(sv[1], 0);
+		dup2(sv[1], 1);
+		dup2(sv[1], 2);
+		execl(stapsh, stapsh, (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		return -1;
+	}
+	*fd = sv[0];
+	return pid;
+}
+
+/* Reads what stapsh sends until it has been quiet for 20 ms, or buf is
+ * full; returns what read() would for the first piece if nothing came. */
+static ssize_t read_burst(int sh)
+{
+	ssize_t got = read(sh, buf, sizeof buf);
+
+	while (got > 0 && (size_t)got < sizeof buf) {
+		struct pollfd r = { .fd = sh, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&r, 1, 20) <= 0 || (r.revents & POLLIN) == 0)
+			break;
+		n = read(sh, buf + got, sizeof buf - (size_t)got);
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	return got;
+}
+
+/* The frame parser: survives across bursts. */
+enum { STDOUT_STREAM, STDERR_STREAM, NSTREAMS };
+static const char *const stream_name[NSTREAMS] = { "stdout", "stderr" };
+static struct {
+	char line[256];          /* a header or plain line being read */
+	size_t line_len;
+	int stream;              /* payload being read: its stream, */
+	size_t left;             /* and how many bytes are still due */
+	char data[NSTREAMS][sizeof buf];
+	size_t data_len[NSTREAMS];
+} fr = { .stream = -1 };
+
+/* Sends the gathered payloads, one frame per stream; -1: host gone. */
+static int flush_frames(void)
+{
+	char head[64];
+	int i, sent = 0;
+
+	for (i = 0; i < NSTREAMS; i++) {
+		int len;
+
+		if (!fr.data_len[i])
+			continue;
+		if (sent)
+			usleep(30000);  /* a separate read() on the host */
+		len = snprintf(head, sizeof head, "data %s %zu\n", stream_name[i], fr.data_len[i]);
+		if (port_write(head, len) < 0 || port_write(fr.data[i], (ssize_t)fr.data_len[i]) < 0)
+			return -1;
+		fr.data_len[i] = 0;
+		sent = 1;
+	}
+	return 0;
+}
+
+/* Feeds n bytes from stapsh through the parser; plain lines go out at
+ * once (after any data gathered before them).  -1: host gone. */
+static int parse_frames(const char *p, size_t n)
+{
+	while (n > 0) {
+		if (fr.stream >= 0) {           /* payload bytes */
+			size_t take = n < fr.left ? n : fr.left;
+			size_t room = sizeof fr.data[0] - fr.data_len[fr.stream];
+
+			if (take > room) {
+				if (flush_frames() < 0)
+					return -1;
+				room = sizeof fr.data[0];
+			}
+			memcpy(fr.data[fr.stream] + fr.data_len[fr.stream], p, take);
+			fr.data_len[fr.stream] += take;
+			fr.left -= take;
+			p += take;
+			n -= take;
+			if (fr.left == 0)
+				fr.stream = -1;
+			continue;
+		}
+		/* header or plain line: up to and including '\n' */
+		fr.line[fr.line_len++] = *p++;
+		n--;
+		if (fr.line[fr.line_len - 1] != '\n' && fr.line_len < sizeof fr.line - 1)
+			continue;
+		fr.line[fr.line_len] = 0;
+		{
+			char name[16];
+			size_t len;
+			int i, stream = -1;
+
+			if (sscanf(fr.line, "data %15s %zu", name, &len) == 2)
+				for (i = 0; i < NSTREAMS; i++)
+					if (strcmp(name, stream_name[i]) == 0)
+						stream = i;
+			if (stream >= 0) {
+				fr.stream = len ? stream : -1;
+				fr.left = len;
+			} else if (flush_frames() < 0 ||
+				   port_write(fr.line, (ssize_t)fr.line_len) < 0) {
+				return -1;
+			}
+		}
+		fr.line_len = 0;
+	}
+	return 0;
+}
+
+/* Relays between the host and stapsh until the host disconnects; returns
+ * the stapsh socket, or -1 once it was closed. */
+static int relay(int sh)
+{
+	for (;;) {
+		struct pollfd p[2] = { { .fd = port, .events = POLLIN },
+				       { .fd = sh, .events = POLLIN } };
+		ssize_t n;
+
+		if (poll(p, sh >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return sh;
+		}
+		if (p[0].revents & POLLIN) {
+			n = read(port, buf, sizeof buf);
+			if (n == 0)
+				return sh;
+			if (n > 0 && sh >= 0 && fd_write(sh, buf, n) < 0) {
+				close(sh);
+				sh = -1;
+			}
+		} else if (p[0].revents & (POLLHUP | POLLERR)) {
+			return sh;
+		}
+		if (sh >= 0 && (p[1].revents & (POLLIN | POLLHUP))) {
+			n = read_burst(sh);
+			if (n > 0) {
+				if (parse_frames(buf, (size_t)n) < 0 || flush_frames() < 0)
+					return sh;
+			} else if (n == 0 || errno != EINTR) {
+				close(sh);
+				sh = -1;
+			}
+		}
+	}
+}
+
+/* Stops a session's stapsh and all it started: 3 s to end, then signals. */
+static void finish(pid_t pid)
+{
+	static const int sigs[] = { 0, SIGTERM, SIGKILL };
+	unsigned i;
+	int t;
+
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		if (sigs[i])
+			kill(-pid, sigs[i]);
+		for (t = 0; t < 300; t++) {
+			if (waitpid(pid, NULL, WNOHANG) == pid)
+				return;
+			usleep(10000);
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *stapsh = argc > 2 ? argv[2] : "/usr/lib/systemtap/stapsh";
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s PORT-DEVICE [STAPSH]\n", argv[0]);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	port = open(argv[1], O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (port < 0) {
+		perror(argv[1]);
+		return 1;
+	}
+	fprintf(stderr, "stapsh-relay: serving %s\n", argv[1]);
+	for (;;) {
+		ssize_t first = wait_for_host();
+		int sh = -1;
+		pid_t pid;
+
+		if (first < 0)
+			return 1;
+		pid = start_stapsh(stapsh, &sh);
+		if (pid < 0) {
+			perror("stapsh-relay: starting stapsh");
+			return 1;
+		}
+		if (fd_write(sh, buf, first) < 0) {
+			close(sh);
+			sh = -1;
+		}
+		memset(&fr, 0, sizeof fr);
+		fr.stream = -1;
+		sh = relay(sh);
+		if (sh >= 0)
+			close(sh);
+		finish(pid);
+	}
+}
