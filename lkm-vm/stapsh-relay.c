@@ -37,17 +37,18 @@
 static int port;
 static char buf[65536];
 
-/* Writes all of buf to the port; -1 once the host is gone. */
-static int port_write(const char *p, ssize_t len)
+/* Writes all of p to fd (the non-blocking port: waiting up to 5 s for
+ * room); -1 once the other side is gone. */
+static int write_all(int fd, const char *p, ssize_t len)
 {
 	while (len > 0) {
-		ssize_t n = write(port, p, (size_t)len);
+		ssize_t n = write(fd, p, (size_t)len);
 
 		if (n > 0) {
 			p += n;
 			len -= n;
 		} else if (n < 0 && errno == EAGAIN) {
-			struct pollfd w = { .fd = port, .events = POLLOUT };
+			struct pollfd w = { .fd = fd, .events = POLLOUT };
 
 			if (poll(&w, 1, 5000) <= 0 || (w.revents & POLLOUT) == 0)
 				return -1;
@@ -60,21 +61,9 @@ static int port_write(const char *p, ssize_t len)
 	return 0;
 }
 
-static int fd_write(int fd, const char *p, ssize_t len)
+static int port_write(const char *p, ssize_t len)
 {
-	while (len > 0) {
-		ssize_t n = write(fd, p, (size_t)len);
-
-		if (n > 0) {
-			p += n;
-			len -= n;
-		} else if (n < 0 && errno == EINTR) {
-			continue;
-		} else {
-			return -1;
-		}
-	}
-	return 0;
+	return write_all(port, p, len);
 }
 
 /* Blocks until the host connects and sends its first bytes. */
@@ -242,7 +231,7 @@ static int relay(int sh)
 			n = read(port, buf, sizeof buf);
 			if (n == 0)
 				return sh;
-			if (n > 0 && sh >= 0 && fd_write(sh, buf, n) < 0) {
+			if (n > 0 && sh >= 0 && write_all(sh, buf, n) < 0) {
 				close(sh);
 				sh = -1;
 			}
@@ -307,7 +296,7 @@ int main(int argc, char **argv)
 			perror("stapsh-relay: starting stapsh");
 			return 1;
 		}
-		if (fd_write(sh, buf, first) < 0) {
+		if (write_all(sh, buf, first) < 0) {
 			close(sh);
 			sh = -1;
 		}
