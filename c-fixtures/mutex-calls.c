@@ -6,8 +6,10 @@
  *   R (recursive):  init, lock, lock, unlock, unlock, destroy
  *   N (normal, static): timedlock, unlock, clocklock (CLOCK_MONOTONIC),
  *       cond timedwait on C that times out, unlock
- *   W (normal, static): thread U holds it; main locks it and waits (U lets
- *       go once the lock word says a waiter sleeps: no sleep() needed)
+ *   W (normal, static): thread U holds it; main locks it and waits; U lets
+ *       go once main sleeps in the kernel with the lock word at 2 (glibc
+ *       fires lll_lock_wait before that sleep, after setting the word to
+ *       2: the word alone does not say the mark has fired)
  * Expect: no deadlock.  The event sequence per mutex is in
  * testsuite/pthread.tapset/mutex-variables.exp.
  */
@@ -19,7 +21,25 @@ static pthread_mutex_t lock_n = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_w = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static pthread_barrier_t holding;
-static pid_t holder_tid;
+static pid_t holder_tid, waiter_tid;
+
+/* Is thread TID of this process asleep (state S in /proc)? */
+static int asleep(pid_t tid)
+{
+	char path[64], buf[512], *state;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	state = strrchr(buf, ')');
+	return state && state[1] == ' ' && state[2] == 'S';
+}
 
 static void *holder(void *arg)
 {
@@ -27,8 +47,8 @@ static void *holder(void *arg)
 	holder_tid = gettid();
 	CHECK(pthread_mutex_lock(&lock_w));
 	pthread_barrier_wait(&holding);
-	/* glibc sets the lock word to 2 when a waiter is about to sleep */
-	while (__atomic_load_n(&lock_w.__data.__lock, __ATOMIC_ACQUIRE) != 2)
+	while (__atomic_load_n(&lock_w.__data.__lock, __ATOMIC_ACQUIRE) != 2 ||
+	       !asleep(waiter_tid))
 		sched_yield();
 	CHECK(pthread_mutex_unlock(&lock_w));
 	return NULL;
@@ -88,6 +108,7 @@ int main(int argc, char **argv)
 	truth("result cond-timedwait %s", errname(rc));
 	CHECK(pthread_mutex_unlock(&lock_n));
 
+	waiter_tid = gettid();
 	CHECK(pthread_create(&thread, NULL, holder, NULL));
 	pthread_barrier_wait(&holding);
 	truth("thread U %d", (int)holder_tid);
