@@ -1,10 +1,14 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # pthread-tapset: SystemTap probes for pthread locking, and deadlock finders.
 #
-#   make demo      catch a real two-thread deadlock live (installs what it needs)
-#   make check     the DejaGnu suite, every runtime this host can run
-#   make bench     what the probes cost: untraced and traced, both sources
-#   make install   tapset, scripts, preload library, man pages
-#   make lint      cppcheck and the compiler's warnings on all C
+#   make demo          catch a real two-thread deadlock live (installs what it needs)
+#   make check         the DejaGnu suite, every runtime this host can run
+#   make installcheck  install for real, test the installed tree with plain stap, uninstall
+#   make bench         what the probes cost: untraced and traced, both sources
+#   make install       tapset (into stap's own tapset directory), scripts,
+#                      preload library, man pages
+#   make lint          compiler warnings and cppcheck on all C, shellcheck,
+#                      stap -p2 of the tapset and scripts on both runtimes
 #
 # check: RUNTIME="bpf lkm" (default; either alone selects it) runs the
 # suite per runtime, the kernel-module one in a VM where modules cannot be
@@ -16,7 +20,9 @@ datadir    ?= $(PREFIX)/share
 libdir     ?= $(PREFIX)/lib
 bindir     ?= $(PREFIX)/bin
 mandir     ?= $(datadir)/man
-tapsetdir  ?= $(datadir)/systemtap/tapset
+# stap reads tapsets from its own directory only (or -I DIR): install there
+STAP_TAPSETDIR := $(shell tools/stap-tapset-dir)
+tapsetdir  ?= $(STAP_TAPSETDIR)
 scriptdir  ?= $(datadir)/pthread-tapset/scripts
 pkglibdir  ?= $(libdir)/pthread-tapset
 
@@ -32,40 +38,74 @@ RUNTIME    ?= bpf lkm
 SOURCES    ?= preload glibc
 
 FIXTURES   := self-relock abba cycle-3 cycle-5 cycle-8 recursive-relock \
-              errorcheck-relock trylock-fail contention mutex-calls
+              errorcheck-relock trylock-fail contention mutex-calls \
+              many-waiters quick-exit crash-segv crash-abort steady static
 FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
+# built with musl-gcc (musl-tools), for the tests only
+TEST_FIXTURE_BINS := $(BUILD)/fixtures/musl-quick-exit
+LAUNCHER_BINS := $(BUILD)/launcher/start-gate $(BUILD)/launcher/end-with-target
 
-# Debian packages the project needs (make deps installs the missing ones)
-DEB_PACKAGES := systemtap systemtap-sdt-dev dejagnu expect gcc make libc6-dev \
-                binutils cppcheck
+# Debian packages: to build and run (make deps), to test and lint (make test-deps)
+DEB_PACKAGES  := systemtap systemtap-sdt-dev gcc make libc6-dev binutils
+TEST_PACKAGES := dejagnu expect cppcheck shellcheck musl-tools
 
-.PHONY: all deps demo check bench install uninstall lint clean glibc-marks man
+.PHONY: all deps test-deps demo check installcheck bench install uninstall lint \
+        clean glibc-marks man test-fixtures print-%
 
-all: $(BUILD)/libpthread-marks.so $(FIXTURE_BINS) $(BUILD)/bench/lockloop man
+all: $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(FIXTURE_BINS) $(BUILD)/bench/lockloop man
 
 # one page per documented probe and function, from tapset/pthread.stp
 man: $(BUILD)/man/.stamp
 $(BUILD)/man/.stamp: tapset/pthread.stp tools/tapset-man
 	rm -rf $(BUILD)/man && tools/tapset-man tapset/pthread.stp $(BUILD)/man && touch $@
 
+# (built into a temporary name and renamed: pthread-stap builds these on
+# demand, and two sessions may start at once)
 $(BUILD)/libpthread-marks.so: preload/pthread-marks.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -o $@ $< -ldl
+	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -o $@.tmp.$$$$ $< -ldl && mv $@.tmp.$$$$ $@
+
+$(BUILD)/launcher/%: launcher/%.c launcher/proc.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -o $@.tmp.$$$$ $< && mv $@.tmp.$$$$ $@
 
 $(BUILD)/fixtures/cycle-%: c-fixtures/cycle.c c-fixtures/fixture.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -DTHREADS=$* -pthread -o $@ $<
 
-$(BUILD)/bench/lockloop: bench/lockloop.c
+$(BUILD)/fixtures/crash-segv: c-fixtures/crash.c c-fixtures/fixture.h
 	@mkdir -p $(@D)
-	$(CC) -O2 $(WARN) -pthread -o $@ $<
+	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $<
+
+$(BUILD)/fixtures/crash-abort: c-fixtures/crash.c c-fixtures/fixture.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -DCRASH_ABORT -pthread -o $@ $<
+
+# statically linked (glibc's libc.a: no marks on Debian), for the
+# launcher's refusal of a program whose locks it cannot see
+$(BUILD)/fixtures/static: c-fixtures/quick-exit.c c-fixtures/fixture.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -static -pthread -o $@ $<
+
+$(BUILD)/fixtures/musl-quick-exit: c-fixtures/quick-exit.c c-fixtures/fixture.h
+	@mkdir -p $(@D)
+	musl-gcc $(CFLAGS) $(WARN) -pthread -o $@ $<
 
 $(BUILD)/fixtures/%: c-fixtures/%.c c-fixtures/fixture.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $<
 
+$(BUILD)/bench/lockloop: bench/lockloop.c
+	@mkdir -p $(@D)
+	$(CC) -O2 $(WARN) -pthread -o $@ $<
+
+test-fixtures: $(TEST_FIXTURE_BINS)
+
 deps:
 	@tools/install-deps $(DEB_PACKAGES)
+
+test-deps:
+	@tools/install-deps $(DEB_PACKAGES) $(TEST_PACKAGES)
 
 glibc-marks:
 	@tools/fetch-glibc-with-marks $(GLIBC_MARKS)
@@ -73,20 +113,28 @@ glibc-marks:
 demo: deps all
 	@tools/demo
 
-check: deps all glibc-marks
+check: test-deps all test-fixtures glibc-marks
 	@RUNTIME="$(RUNTIME)" SOURCES="$(SOURCES)" testsuite/run
+
+# Installs into the real system (default prefixes), runs the install tests
+# (testsuite/pthread.install) with plain stap on both runtimes, uninstalls,
+# and checks that nothing is left.
+installcheck: test-deps all test-fixtures glibc-marks
+	@RUNTIME="$(RUNTIME)" SOURCES="$(SOURCES)" INSTALLCHECK=1 testsuite/run
 
 bench: deps all glibc-marks
 	@tools/bench
 
-lint: deps
+lint: test-deps all glibc-marks
 	$(CC) $(WARN) -fsyntax-only -fPIC preload/pthread-marks.c
 	$(CC) $(WARN) -fsyntax-only host/memlock-shim.c
 	$(CC) $(WARN) -fsyntax-only lkm-vm/stapsh-relay.c
 	$(CC) $(WARN) -fsyntax-only -pthread bench/lockloop.c
+	for f in launcher/*.c; do $(CC) $(WARN) -fsyntax-only $$f || exit 1; done
 	for f in c-fixtures/*.c; do $(CC) $(WARN) -DTHREADS=3 -fsyntax-only -pthread $$f || exit 1; done
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
-	    --suppress=missingIncludeSystem -DTHREADS=3 preload host c-fixtures bench lkm-vm
+	    --suppress=missingIncludeSystem -DTHREADS=3 preload host launcher c-fixtures bench lkm-vm
+	tools/lint
 
 # The installed tapset reads events from the system libc's marks where it has
 # them; otherwise from the installed preload library (programs then run with
@@ -103,16 +151,22 @@ install: $(BUILD)/libpthread-marks.so man
 	install -m 644 $(BUILD)/man/*.3stap $(DESTDIR)$(mandir)/man3/
 	@src=$$(tools/marks-source) || src=$(pkglibdir)/libpthread-marks.so; \
 	 read=$$src; [ "$$src" != $(pkglibdir)/libpthread-marks.so ] || read=$(DESTDIR)$$src; \
-	 echo "install: the pthread tapset reads its events from $$src"; \
+	 echo "install: the pthread tapset (in $(tapsetdir)) reads its events from $$src"; \
 	 tools/pthread-marks-stpm --as "$$src" "$$read" $(DESTDIR)$(tapsetdir)/pthread_marks_lib.stpm
 
 uninstall:
 	rm -f $(DESTDIR)$(tapsetdir)/pthread.stp $(DESTDIR)$(tapsetdir)/pthread_marks.stp \
 	      $(DESTDIR)$(tapsetdir)/pthread_marks_lib.stpm
 	rm -rf $(DESTDIR)$(scriptdir) $(DESTDIR)$(pkglibdir)
+	rmdir $(DESTDIR)$(datadir)/pthread-tapset 2>/dev/null || true
 	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/,$(notdir $(wildcard man/*.8)))
 	rm -f $(DESTDIR)$(mandir)/man3/probe::pthread.*.3stap $(DESTDIR)$(mandir)/man3/function::pthread_*.3stap
 
+# make print-VAR: a variable's value (for the test scripts)
+print-%:
+	@echo '$($*)'
+
 clean:
 	lkm-vm/stop
-	rm -rf $(BUILD)/man $(BUILD)/fixtures $(BUILD)/libpthread-marks.so $(BUILD)/marks $(BUILD)/test-* $(BUILD)/bench $(BUILD)/host
+	rm -rf $(BUILD)/man $(BUILD)/fixtures $(BUILD)/libpthread-marks.so $(BUILD)/marks \
+	       $(BUILD)/test-* $(BUILD)/bench $(BUILD)/host $(BUILD)/launcher $(BUILD)/run $(BUILD)/lint

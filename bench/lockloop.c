@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * lockloop - the 2010 proposal's microbenchmark, timed: ITERATIONS
  * pthread_mutex_lock + pthread_mutex_unlock pairs on one uncontended mutex.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * contention - WORKERS threads take A then B, in that order, ITERATIONS
  * times each: heavy contention, never a cycle.

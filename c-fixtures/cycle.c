@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cycle - THREADS threads in one wait-for cycle: thread Ti holds mutex Mi
  * and then asks for M(i+1), the last one for M1.  Built as cycle-3,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * errorcheck-relock - a thread relocks an errorcheck mutex it holds: the
  * call returns EDEADLK instead of blocking.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fixture.h - what every fixture shares: printing the truth the tests
  * compare reports against, and the optional "go" handshake.
@@ -88,13 +89,14 @@ static void fixture_start(const char *name, int argc, char **argv)
 	}
 }
 
-/* Blocks until the harness says go (only with --wait-for-go). */
+/* Blocks until the harness says go (only with --wait-for-go; once). */
 static inline void wait_for_go(void)
 {
 	char line[64];
 
 	if (!fixture_wait_for_go)
 		return;
+	fixture_wait_for_go = 0;
 	truth("waiting for go");
 	if (getenv("FIXTURE_GO_FILE")) {
 		fixture_wait_for_file(getenv("FIXTURE_GO_FILE"));
@@ -136,6 +138,71 @@ static inline void mutex_init_kind(pthread_mutex_t *m, int kind)
 	CHECK(pthread_mutexattr_settype(&attr, kind));
 	CHECK(pthread_mutex_init(m, &attr));
 	CHECK(pthread_mutexattr_destroy(&attr));
+}
+
+/* Is thread TID of this process asleep in futex(2) on ADDR, the lock word
+ * of a mutex it waits for?  /proc/self/task/TID/syscall then reads
+ * "202 0xADDR ..." (202: futex on x86_64). */
+static inline int fixture_sleeps_on(pid_t tid, const void *addr)
+{
+	char path[64], buf[256];
+	unsigned long nr, arg;
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	ok = fgets(buf, sizeof buf, f) && sscanf(buf, "%lu %lx", &nr, &arg) == 2 &&
+	     nr == 202 && arg == (unsigned long)addr;
+	fclose(f);
+	return ok;
+}
+
+/*
+ * The seed's AB-BA deadlock: the calling thread (T1) holds A and wants B,
+ * a new thread (T2) holds B and wants A.  Barriers, not the seed's
+ * sleep(1), make it certain.  Prints the threads, waits for go, prints the
+ * wait edges and "expect deadlock", and never returns.
+ */
+static struct {
+	pthread_mutex_t *a, *b;
+	pthread_barrier_t holding, go;
+	pid_t t2;
+} fixture_abba_state;
+
+static void *fixture_abba_t2(void *arg)
+{
+	(void)arg;
+	fixture_abba_state.t2 = gettid();
+	CHECK(pthread_mutex_lock(fixture_abba_state.b));
+	pthread_barrier_wait(&fixture_abba_state.holding);
+	pthread_barrier_wait(&fixture_abba_state.go);
+	pthread_mutex_lock(fixture_abba_state.a); /* never returns */
+	return NULL;
+}
+
+__attribute__((noreturn)) static inline void fixture_abba(pthread_mutex_t *a, pthread_mutex_t *b)
+{
+	pthread_t thread;
+
+	fixture_abba_state.a = a;
+	fixture_abba_state.b = b;
+	CHECK(pthread_barrier_init(&fixture_abba_state.holding, NULL, 2));
+	CHECK(pthread_barrier_init(&fixture_abba_state.go, NULL, 2));
+	CHECK(pthread_mutex_lock(a));
+	CHECK(pthread_create(&thread, NULL, fixture_abba_t2, NULL));
+	pthread_barrier_wait(&fixture_abba_state.holding);
+	truth("thread T1 %d", (int)gettid());
+	truth("thread T2 %d", (int)fixture_abba_state.t2);
+	wait_for_go();
+	truth("wait T1 B T2");
+	truth("wait T2 A T1");
+	truth("expect deadlock");
+	pthread_barrier_wait(&fixture_abba_state.go);
+	pthread_mutex_lock(b); /* never returns */
+	exit(1);
 }
 
 #endif

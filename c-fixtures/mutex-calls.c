@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * mutex-calls - one of every mutex call the tapset has a probe for, each on
  * a mutex of its own, so a test can compare the probes' variables with what
@@ -7,9 +8,9 @@
  *   N (normal, static): timedlock, unlock, clocklock (CLOCK_MONOTONIC),
  *       cond timedwait on C that times out, unlock
  *   W (normal, static): thread U holds it; main locks it and waits; U lets
- *       go once main sleeps in the kernel with the lock word at 2 (glibc
- *       fires lll_lock_wait before that sleep, after setting the word to
- *       2: the word alone does not say the mark has fired)
+ *       go once main sleeps in futex(2) on W (glibc fires lll_lock_wait
+ *       before that sleep, after setting the lock word to 2: the word
+ *       alone does not say the mark has fired)
  * Expect: no deadlock.  The event sequence per mutex is in
  * testsuite/pthread.tapset/mutex-variables.exp.
  */
@@ -23,32 +24,13 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static pthread_barrier_t holding;
 static pid_t holder_tid, waiter_tid;
 
-/* Is thread TID of this process asleep (state S in /proc)? */
-static int asleep(pid_t tid)
-{
-	char path[64], buf[512], *state;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	state = strrchr(buf, ')');
-	return state && state[1] == ' ' && state[2] == 'S';
-}
-
 static void *holder(void *arg)
 {
 	(void)arg;
 	holder_tid = gettid();
 	CHECK(pthread_mutex_lock(&lock_w));
 	pthread_barrier_wait(&holding);
-	while (__atomic_load_n(&lock_w.__data.__lock, __ATOMIC_ACQUIRE) != 2 ||
-	       !asleep(waiter_tid))
+	while (!fixture_sleeps_on(waiter_tid, &lock_w))
 		sched_yield();
 	CHECK(pthread_mutex_unlock(&lock_w));
 	return NULL;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * recursive-relock - a thread relocks a recursive mutex it holds, twice,
  * then unlocks it three times.  Legal, never blocks.

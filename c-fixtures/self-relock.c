@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * self-relock - the seed's first demo: a thread locks a normal mutex it
  * already holds, and waits for itself forever.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * trylock-fail - main holds A; a thread's trylock on A fails with EBUSY;
  * then main releases A and the thread takes it with a plain lock.  And,

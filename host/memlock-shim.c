@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * memlock-shim.c - host preparation for sandboxed machines, not product code.
  *
@@ -5,7 +6,7 @@
  * aborts ("could not increase map resource limit") when that fails with
  * EPERM.  On kernels that charge BPF maps to the memory cgroup (5.11+) the
  * limit is not consulted, so a process without CAP_SYS_RESOURCE loses
- * nothing by pretending the call succeeded.  bin/prepare-host builds this
+ * nothing by pretending the call succeeded.  host/prepare-bpf builds this
  * library and pthread-stap preloads it into stap only when raising the
  * limit really fails on this host.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * stapsh-relay - runs inside the test VM: serves `stap --remote` sessions
  * from the host over one virtio-serial port, one fresh stapsh per session.

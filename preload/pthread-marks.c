@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pthread-marks.c - the preload library: glibc's NPTL SDT marks for a libc
  * built without them (Debian 12 and 13).
@@ -7,7 +8,7 @@
  * One thin wrapper per pthread call.  Each fires the marks glibc built with
  * --enable-systemtap fires (provider "libc", as glibc >= 2.34), with the same
  * names, arguments and order, so tapset/pthread.stp serves both sources
- * unchanged.  The contract is ../doc/glibc-probes.md; the points where a
+ * unchanged.  The contract is doc/glibc-probes.md; the points where a
  * wrapper can only approximate glibc's internals are marked APPROX below.
  *
  * Untraced, an SDT mark is a single nop: a wrapper costs one indirect call

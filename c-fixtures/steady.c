@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * steady - a program at work while tracers come and go: WORKERS threads
+ * take A then B, count under both, and let go, over and over, until the
+ * file named by FIXTURE_FINISH_FILE exists (or, without it, for 2000
+ * rounds each).  Then it checks that both shared counters equal the sum
+ * of the rounds every thread counted on its own: tracing, attaching or
+ * detaching must never change what a program computes.
+ * Truth at the end: "truth rounds N", "truth result counters OK" (or BAD,
+ * exit status 2), "truth done".
+ */
+#include "fixture.h"
+
+#define WORKERS 4
+#define ROUNDS_WITHOUT_FILE 2000
+
+static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
+static long counter_a, counter_b;
+static int finish;
+
+static void *worker(void *arg)
+{
+	long *rounds = arg;
+
+	while (!__atomic_load_n(&finish, __ATOMIC_ACQUIRE)) {
+		CHECK(pthread_mutex_lock(&lock_a));
+		counter_a++;
+		CHECK(pthread_mutex_lock(&lock_b));
+		counter_b++;
+		CHECK(pthread_mutex_unlock(&lock_b));
+		CHECK(pthread_mutex_unlock(&lock_a));
+		if (++*rounds == ROUNDS_WITHOUT_FILE && !getenv("FIXTURE_FINISH_FILE"))
+			break;
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t threads[WORKERS];
+	long rounds[WORKERS] = { 0 }, total = 0;
+	const char *finish_file = getenv("FIXTURE_FINISH_FILE");
+	int i, ok;
+
+	fixture_start("steady", argc, argv);
+	truth("mutex A %p", (void *)&lock_a);
+	truth("mutex B %p", (void *)&lock_b);
+	truth("expect none");
+	wait_for_go();
+	for (i = 0; i < WORKERS; i++)
+		CHECK(pthread_create(&threads[i], NULL, worker, &rounds[i]));
+	truth("working");
+	if (finish_file) {
+		fixture_wait_for_file(finish_file);
+		__atomic_store_n(&finish, 1, __ATOMIC_RELEASE);
+	}
+	for (i = 0; i < WORKERS; i++) {
+		CHECK(pthread_join(threads[i], NULL));
+		total += rounds[i];
+	}
+	ok = counter_a == total && counter_b == total;
+	truth("rounds %ld", total);
+	truth("result counters %s", ok ? "OK" : "BAD");
+	truth("done");
+	return ok ? 0 : 2;
+}

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * end-with-target - makes a pthread-stap session end when it should: when
+ * its traced process is gone, when it is interrupted, and never leaving a
+ * runtime process behind, whatever the runtime.
+ *
+ *     end-with-target STAP_PID -x PID       the process given to stap -x
+ *     end-with-target STAP_PID -c PIDFILE   the command stap -c started,
+ *                                           through start-gate --pid-file
+ *     end-with-target STAP_PID -s           no target (system-wide)
+ *
+ * pthread-stap starts it in the background, then execs stap, so STAP_PID
+ * is its own pid.  Every 20 ms it looks at (a process is known by its pid
+ * and start time, so a reused pid is never mistaken for it):
+ *   - stap's runtime process, the "session": stap's child named stapbpf
+ *     (BPF runtime) or staprun/stapio (kernel-module runtime);
+ *   - the target: PID, or with -c the pid start-gate wrote to PIDFILE
+ *     (read once it appears, then deleted).
+ *
+ * The target has exited (or is a zombie):
+ *   - before any session started (stap was still compiling): it says so
+ *     in one line and stops stap (SIGTERM: stap then exits 1, silently);
+ *   - else it lets the runtime end by itself for 500 ms (stapbpf with -c;
+ *     the kernel-module runtime's own exit probe), which also lets the
+ *     last probe output drain, then sends stap SIGINT, as a user's Ctrl-C
+ *     would: the end probes print the summary.  stapbpf with -x never
+ *     sees the process exit, and with -c it can miss it (start-gate.c).
+ *
+ * stapbpf missed its wake-up: stapbpf (SystemTap 4.8 up to 5.x) waits
+ * with `while (!exit_flag) pause();`.  A SIGINT/SIGTERM (or SIGCHLD) whose
+ * handler runs after the test and before pause() sets the flag and is
+ * lost: stapbpf sleeps in pause() forever, and stap with it.  Measured:
+ * one detach in twelve hung so, when SIGINT came right after the begin
+ * probe's output.  Its SIGINT/SIGTERM handler first sets its own signal
+ * to SIG_IGN, and the exit phase sets both back to the handler; so the
+ * main thread sitting in pause (syscall 34) for 200 ms with exactly one
+ * of the two ignored is that state, and nothing else: it then gets the
+ * other signal, whose handler interrupts pause() and the exit goes on.
+ *
+ * stap is gone (ended, or killed with SIGKILL) while its session still
+ * runs: the session gets SIGTERM (and the wake-up above if need be), so
+ * no orphaned runtime keeps probing the target.
+ *
+ * It ignores SIGINT: a Ctrl-C goes to stap.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proc.h"
+
+#define TICK_MS 20
+#define GRACE_TICKS (500 / TICK_MS)
+#define STUCK_TICKS (200 / TICK_MS)
+#define SYS_PAUSE_X86_64 34
+
+struct proc {
+	pid_t pid;
+	unsigned long long start; /* field 22 of /proc/PID/stat */
+};
+
+/* Reads /proc/PID/stat: state, parent, start time, command name. */
+static int proc_stat(pid_t pid, char *state, pid_t *ppid, unsigned long long *start,
+		     char *comm, size_t comm_size)
+{
+	char buf[1024], *close_paren, *open_paren, *p;
+	int ppid_i, field;
+
+	if (read_proc(pid, "stat", buf, sizeof buf) != 0)
+		return -1;
+	open_paren = strchr(buf, '(');
+	close_paren = strrchr(buf, ')');
+	if (!open_paren || !close_paren || close_paren[1] != ' ')
+		return -1;
+	if (comm) {
+		size_t len = (size_t)(close_paren - open_paren - 1);
+
+		if (len >= comm_size)
+			len = comm_size - 1;
+		memcpy(comm, open_paren + 1, len);
+		comm[len] = 0;
+	}
+	if (sscanf(close_paren + 2, "%c %d", state, &ppid_i) != 2)
+		return -1;
+	*ppid = ppid_i;
+	/* the start time is field 22; the state is field 3 */
+	p = close_paren + 2;
+	for (field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (!p || sscanf(p, "%llu", start) != 1)
+		return -1;
+	return 0;
+}
+
+static int remember(struct proc *p, pid_t pid)
+{
+	char state;
+	pid_t ppid;
+
+	p->pid = pid;
+	p->start = 0;
+	return proc_stat(pid, &state, &ppid, &p->start, NULL, 0);
+}
+
+/* Still running: it exists, is the same process, and is not a zombie. */
+static int alive(const struct proc *p)
+{
+	char state;
+	pid_t ppid;
+	unsigned long long start;
+
+	if (p->pid <= 0 || proc_stat(p->pid, &state, &ppid, &start, NULL, 0) != 0)
+		return 0;
+	return start == p->start && state != 'Z' && state != 'X';
+}
+
+/* The first child of PARENT whose command name is in NAMES; 0 if none. */
+static pid_t find_child(pid_t parent, const char *const *names)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d)) != NULL) {
+		char state, comm[64];
+		pid_t pid, ppid;
+		unsigned long long start;
+		const char *const *n;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		pid = (pid_t)atoi(e->d_name);
+		if (proc_stat(pid, &state, &ppid, &start, comm, sizeof comm) != 0 ||
+		    ppid != parent)
+			continue;
+		for (n = names; *n; n++)
+			if (strcmp(comm, *n) == 0)
+				found = pid;
+	}
+	closedir(d);
+	return found;
+}
+
+static int is_named(pid_t pid, const char *name)
+{
+	char state, comm[64];
+	pid_t ppid;
+	unsigned long long start;
+
+	return proc_stat(pid, &state, &ppid, &start, comm, sizeof comm) == 0 &&
+	       strcmp(comm, name) == 0;
+}
+
+static pid_t read_pid_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int pid = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	return (pid_t)pid;
+}
+
+/* The signal that wakes a stapbpf stuck in pause() after its interrupt
+ * handler ran (see the top of this file), or 0 if it is not in that state. */
+static int stapbpf_wakeup(pid_t pid)
+{
+	char status[4096], syscall_line[64];
+	const char *line;
+	unsigned long long ignored;
+	int int_ignored, term_ignored;
+
+	if (read_proc(pid, "status", status, sizeof status) != 0)
+		return 0;
+	line = strstr(status, "\nSigIgn:");
+	if (!line || sscanf(line + 8, "%llx", &ignored) != 1)
+		return 0;
+	int_ignored = (ignored >> (SIGINT - 1)) & 1;
+	term_ignored = (ignored >> (SIGTERM - 1)) & 1;
+	if (int_ignored == term_ignored)
+		return 0;
+	if (read_proc(pid, "syscall", syscall_line, sizeof syscall_line) != 0 ||
+	    atoi(syscall_line) != SYS_PAUSE_X86_64 || !isdigit((unsigned char)syscall_line[0]))
+		return 0;
+	return int_ignored ? SIGTERM : SIGINT;
+}
+
+static void tick(void)
+{
+	const struct timespec ts = { 0, TICK_MS * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const runtimes[] = { "stapbpf", "staprun", "stapio", NULL };
+	struct proc stap, session = { 0, 0 }, target = { 0, 0 };
+	const char *mode = argc > 2 ? argv[2] : "", *pid_file = NULL;
+	int attach = strcmp(mode, "-x") == 0, gone_ticks = -1, stuck_ticks = 0;
+	int interrupted = 0, terminated = 0;
+
+	if (!((attach && argc == 4) || (strcmp(mode, "-c") == 0 && argc == 4) ||
+	      (strcmp(mode, "-s") == 0 && argc == 3))) {
+		fprintf(stderr, "usage: end-with-target STAP_PID (-x PID | -c PIDFILE | -s)\n");
+		return 2;
+	}
+	signal(SIGINT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	/* hold no terminal or pipe open but stderr's */
+	if (!freopen("/dev/null", "r", stdin) || !freopen("/dev/null", "w", stdout))
+		return 2;
+	if (remember(&stap, (pid_t)atoi(argv[1])) != 0)
+		return 0;
+	if (attach)
+		remember(&target, (pid_t)atoi(argv[3]));
+	else if (strcmp(mode, "-c") == 0)
+		pid_file = argv[3];
+
+	for (;; tick()) {
+		int stap_alive = alive(&stap), session_alive;
+
+		if (!session.pid && stap_alive) {
+			pid_t s = find_child(stap.pid, runtimes);
+
+			if (s)
+				remember(&session, s);
+		}
+		session_alive = alive(&session);
+		if (!stap_alive) {
+			if (pid_file)
+				unlink(pid_file);
+			if (!session_alive)
+				return 0;
+			/* stap is gone, its runtime is not: stop it */
+			if (!terminated)
+				kill(session.pid, SIGTERM);
+			terminated = 1;
+		}
+
+		/* a stapbpf that missed its wake-up */
+		if (session_alive && is_named(session.pid, "stapbpf")) {
+			int sig = stapbpf_wakeup(session.pid);
+
+			stuck_ticks = sig ? stuck_ticks + 1 : 0;
+			if (stuck_ticks >= STUCK_TICKS) {
+				kill(session.pid, sig);
+				stuck_ticks = 0;
+			}
+		}
+		if (!stap_alive)
+			continue;
+
+		if (pid_file && !target.pid) {
+			pid_t t = read_pid_file(pid_file);
+
+			/* a process already gone leaves start 0: not alive */
+			if (t > 0) {
+				remember(&target, t);
+				unlink(pid_file);
+			}
+		}
+		if (gone_ticks < 0 && target.pid && !alive(&target)) {
+			gone_ticks = 0;
+			if (!session_alive && attach) {
+				fprintf(stderr, "pthread-stap: process %d exited before tracing started\n",
+					(int)target.pid);
+				kill(stap.pid, SIGTERM);
+				interrupted = 1;
+			}
+		}
+		if (gone_ticks >= 0 && !interrupted && ++gone_ticks >= GRACE_TICKS) {
+			kill(stap.pid, SIGINT);
+			interrupted = 1;
+		}
+	}
+}
