@@ -11,7 +11,7 @@
 /* Reads /proc/PID/FILE into buf (NUL-terminated); 0 on success. */
 static inline int read_proc(pid_t pid, const char *file, char *buf, size_t size)
 {
-	char path[64];
+	char path[128];
 	FILE *f;
 	size_t n;
 

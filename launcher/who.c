@@ -1,0 +1,633 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * who - what every thread of a running process waits for, and the
+ * deadlocks among them, read from /proc alone: no tracing, no restart, any
+ * glibc (with or without marks or the preload library).
+ *
+ *     who PID                 every thread, then the deadlocks
+ *     who --deadlocks=P PID   only the deadlocks, as dl2 prints them, each
+ *                             line prefixed "P:", the first saying "found
+ *                             at attach" (pthread-stap dl2 -x)
+ * Exit status: 0 no deadlock, 3 a deadlock was found, 1 an error.
+ *
+ * How, per thread (x86_64, glibc):
+ *   - /proc/PID/task/TID/syscall says whether it sleeps in futex(2), on
+ *     which word, how (op) and expecting which value, and gives its stack
+ *     pointer;
+ *   - the function it sleeps in: the first word of its stack (read through
+ *     /proc/PID/mem, from the stack pointer up) that is a return address
+ *     inside one of libc's exported blocking functions (pthread_mutex_lock,
+ *     pthread_cond_wait, pthread_rwlock_wrlock, pthread_join, ...), found
+ *     in libc's .dynsym;
+ *   - what it waits for:
+ *       a mutex: its lock word is the futex; glibc records the owner's tid
+ *         8 bytes further (also what a condition wait waits for when it
+ *         takes its mutex back);
+ *       an rwlock: its futex is 8 or 12 bytes into it; a writer's tid is
+ *         24 bytes into it (__cur_writer); readers are not recorded;
+ *       a thread to exit (pthread_join): the futex holds that thread's tid;
+ *       a condition variable, a barrier, a semaphore: nobody in particular;
+ *   - how long it has been asleep, about: now less the time it last ran
+ *     (se.exec_start in /proc/PID/task/TID/sched, where the kernel has it).
+ * A deadlock is a cycle of "waits for ... held by" (waits with a deadline
+ * end, and do not count): each is printed once, as dl2 prints it.  A
+ * thread waiting on a cycle without being part of it is listed with what
+ * it waits for, and is in no cycle.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proc.h"
+
+#define MAX_THREADS 65536
+#define STACK_SCAN 4096
+#define SYS_FUTEX 202
+#define FUTEX_CMD_MASK (~(128 | 256)) /* FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME */
+
+enum what { RUNNING, SYSCALL, FUTEX, MUTEX, RWLOCK, JOIN, CONDVAR, BARRIER, SEMAPHORE };
+
+struct thread {
+	pid_t tid;
+	char comm[32];
+	char state;
+	enum what what;
+	long nr;                    /* the syscall it sleeps in, -1 none */
+	unsigned long addr;         /* the futex word */
+	int timed;                  /* a deadline was given */
+	unsigned long sp;           /* its user stack pointer, 0 unknown */
+	pid_t holder;               /* who it waits for (0: nobody known) */
+	int holder_gone;            /* that thread has exited */
+	double asleep;              /* seconds, < 0 unknown */
+};
+
+/* libc's exported blocking functions, by what a thread in them waits for */
+static const struct {
+	const char *name;
+	enum what what;
+} blocking[] = {
+	{ "pthread_mutex_lock", MUTEX }, { "pthread_mutex_timedlock", MUTEX },
+	{ "pthread_mutex_clocklock", MUTEX },
+	{ "pthread_cond_wait", CONDVAR }, { "pthread_cond_timedwait", CONDVAR },
+	{ "pthread_cond_clockwait", CONDVAR },
+	{ "pthread_rwlock_rdlock", RWLOCK }, { "pthread_rwlock_wrlock", RWLOCK },
+	{ "pthread_rwlock_timedrdlock", RWLOCK }, { "pthread_rwlock_timedwrlock", RWLOCK },
+	{ "pthread_rwlock_clockrdlock", RWLOCK }, { "pthread_rwlock_clockwrlock", RWLOCK },
+	{ "pthread_join", JOIN }, { "pthread_timedjoin_np", JOIN },
+	{ "pthread_clockjoin_np", JOIN },
+	{ "pthread_barrier_wait", BARRIER },
+	{ "sem_wait", SEMAPHORE }, { "sem_timedwait", SEMAPHORE }, { "sem_clockwait", SEMAPHORE },
+};
+#define NBLOCKING (sizeof blocking / sizeof blocking[0])
+
+struct range {
+	unsigned long start, end;
+	enum what what;
+};
+
+static pid_t pid;
+static int mem_fd = -1;
+static struct thread *threads;
+static int nthreads;
+static struct range *ranges;
+static int nranges;
+
+static void die(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "who: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static int read_mem(unsigned long addr, void *buf, size_t size)
+{
+	return pread(mem_fd, buf, size, (off_t)addr) == (ssize_t)size ? 0 : -1;
+}
+
+static struct thread *find_thread(pid_t tid)
+{
+	int i;
+
+	for (i = 0; i < nthreads; i++)
+		if (threads[i].tid == tid)
+			return &threads[i];
+	return NULL;
+}
+
+/* libc: its path and load base, from /proc/PID/maps */
+static int find_libc(char *path, size_t size, unsigned long *base)
+{
+	char maps[64], line[4096];
+	FILE *f;
+	int found = 0;
+
+	snprintf(maps, sizeof maps, "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "r");
+	if (!f)
+		return -1;
+	while (!found && fgets(line, sizeof line, f)) {
+		unsigned long start, offset;
+		char file[4096] = "";
+		const char *name;
+
+		if (sscanf(line, "%lx-%*x %*s %lx %*s %*s %4095s", &start, &offset, file) < 2)
+			continue;
+		name = strrchr(file, '/');
+		if (!name || offset != 0)
+			continue;
+		name++;
+		if (strcmp(name, "libc.so.6") == 0 ||
+		    (strncmp(name, "libc-", 5) == 0 && strstr(name, ".so"))) {
+			snprintf(path, size, "%s", file);
+			*base = start;
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found ? 0 : -1;
+}
+
+/* The address ranges of libc's blocking functions, from its .dynsym. */
+static void load_ranges(void)
+{
+	char path[4096];
+	unsigned long base;
+	struct stat st;
+	unsigned char *elf;
+	const Elf64_Ehdr *eh;
+	const Elf64_Shdr *sh;
+	int fd, i;
+
+	if (find_libc(path, sizeof path, &base) != 0)
+		return;
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	elf = malloc((size_t)st.st_size);
+	if (!elf || read(fd, elf, (size_t)st.st_size) != st.st_size) {
+		free(elf);
+		close(fd);
+		return;
+	}
+	close(fd);
+	eh = (const Elf64_Ehdr *)elf;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shoff + (unsigned long)eh->e_shnum * sizeof(Elf64_Shdr) > (unsigned long)st.st_size) {
+		free(elf);
+		return;
+	}
+	sh = (const Elf64_Shdr *)(elf + eh->e_shoff);
+	ranges = calloc(64, sizeof *ranges);
+	for (i = 0; ranges && i < eh->e_shnum; i++) {
+		const Elf64_Sym *sym;
+		const char *strtab;
+		size_t n, k, j;
+
+		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum ||
+		    sh[i].sh_offset + sh[i].sh_size > (unsigned long)st.st_size ||
+		    sh[sh[i].sh_link].sh_offset + sh[sh[i].sh_link].sh_size > (unsigned long)st.st_size)
+			continue;
+		sym = (const Elf64_Sym *)(elf + sh[i].sh_offset);
+		strtab = (const char *)(elf + sh[sh[i].sh_link].sh_offset);
+		n = sh[i].sh_size / sizeof(Elf64_Sym);
+		for (k = 0; k < n && nranges < 64; k++) {
+			if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC || !sym[k].st_value ||
+			    sym[k].st_name >= sh[sh[i].sh_link].sh_size)
+				continue;
+			for (j = 0; j < NBLOCKING; j++)
+				if (strcmp(strtab + sym[k].st_name, blocking[j].name) == 0) {
+					ranges[nranges].start = base + sym[k].st_value;
+					ranges[nranges].end = base + sym[k].st_value + sym[k].st_size;
+					ranges[nranges].what = blocking[j].what;
+					nranges++;
+				}
+		}
+	}
+	free(elf);
+}
+
+/* The thread whose descriptor (struct pthread) holds ADDR, or NULL.
+ * pthread_join sleeps on a word of the joined thread's descriptor (its
+ * tid up to glibc 2.40, a join state since), and glibc puts a thread's
+ * descriptor just above the top of its stack, in the same mapping: the
+ * thread whose stack pointer is the nearest below ADDR in ADDR's mapping
+ * (within 1 MiB), other than the main thread, whose descriptor is not
+ * on its stack.  (Adjacent thread stacks may share one mapping: glibc
+ * 2.42 marks guard pages with MADV_GUARD_INSTALL, not with a mapping.) */
+static const struct thread *thread_descriptor_of(unsigned long addr)
+{
+	char maps[64], line[512];
+	unsigned long start = 0, end = 0;
+	const struct thread *nearest = NULL;
+	FILE *f;
+	int i, found = 0;
+
+	snprintf(maps, sizeof maps, "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "r");
+	if (!f)
+		return NULL;
+	while (!found && fgets(line, sizeof line, f))
+		if (sscanf(line, "%lx-%lx", &start, &end) == 2 && addr >= start && addr < end)
+			found = 1;
+	fclose(f);
+	if (!found)
+		return NULL;
+	for (i = 0; i < nthreads; i++) {
+		const struct thread *t = &threads[i];
+
+		if (t->tid != pid && t->sp >= start && t->sp < addr && addr - t->sp < (1UL << 20) &&
+		    (!nearest || t->sp > nearest->sp))
+			nearest = t;
+	}
+	return nearest;
+}
+
+/* The blocking function a thread sleeps in, from its stack; RUNNING if none. */
+static enum what blocked_in(unsigned long sp)
+{
+	unsigned long words[STACK_SCAN / sizeof(unsigned long)];
+	size_t i, n;
+	int r;
+
+	for (n = sizeof words; n >= 512; n /= 2)
+		if (read_mem(sp, words, n) == 0)
+			break;
+	if (n < 512)
+		return RUNNING;
+	for (i = 0; i < n / sizeof(unsigned long); i++)
+		for (r = 0; r < nranges; r++)
+			if (words[i] > ranges[r].start && words[i] <= ranges[r].end)
+				return ranges[r].what;
+	return RUNNING;
+}
+
+/* Seconds since the thread last ran, from the scheduler's clock; -1 if
+ * the kernel does not say.  NOW is our own se.exec_start. */
+static double exec_start(pid_t p, pid_t tid)
+{
+	char file[64], buf[2048];
+	const char *line;
+	double ms;
+
+	if (tid)
+		snprintf(file, sizeof file, "task/%d/sched", (int)tid);
+	else
+		snprintf(file, sizeof file, "sched");
+	if (read_proc(p, file, buf, sizeof buf) != 0)
+		return -1;
+	line = strstr(buf, "se.exec_start");
+	if (!line || sscanf(strchr(line, ':') + 1, "%lf", &ms) != 1)
+		return -1;
+	return ms / 1000.0;
+}
+
+/* The fields of /proc/PID/task/TID/syscall: the number (-1: not in a
+ * system call; "running" counts as that), six arguments, the stack
+ * pointer and the program counter.  Returns how many it read. */
+static int read_syscall(pid_t tid, long *nr, unsigned long a[6], unsigned long *sp)
+{
+	char file[64], buf[512];
+	unsigned long pc;
+	int fields;
+
+	*nr = -1;
+	snprintf(file, sizeof file, "task/%d/syscall", (int)tid);
+	if (read_proc(pid, file, buf, sizeof buf) != 0 || strncmp(buf, "running", 7) == 0)
+		return 0;
+	fields = sscanf(buf, "%ld %lx %lx %lx %lx %lx %lx %lx %lx", nr, &a[0], &a[1], &a[2],
+			&a[3], &a[4], &a[5], sp, &pc);
+	if (fields < 1)
+		*nr = -1;
+	return fields;
+}
+
+static void look_at(struct thread *t, double now)
+{
+	unsigned long a[6], sp = 0;
+	int fields;
+	double last;
+
+	t->what = RUNNING;
+	t->asleep = -1;
+	fields = read_syscall(t->tid, &t->nr, a, &sp);
+	if (t->nr < 0)
+		return;
+	last = exec_start(pid, t->tid);
+	/* (clocks of two CPUs may differ by a little: no negative time) */
+	if (now >= 0 && last >= 0 && t->state != 'R')
+		t->asleep = now > last ? now - last : 0;
+	t->what = SYSCALL;
+	if (t->nr != SYS_FUTEX || fields < 9)
+		return;
+	t->what = FUTEX;
+	t->addr = a[0];
+	t->timed = a[3] != 0;
+	switch ((int)(a[1] & FUTEX_CMD_MASK)) {
+	case 6:  /* FUTEX_LOCK_PI: a priority-inheritance mutex; the word holds the owner */
+	case 13: /* FUTEX_LOCK_PI2 */
+		t->what = MUTEX;
+		t->holder = (pid_t)(a[2] & 0x3fffffff);
+		if (t->holder == 0) {
+			unsigned int word;
+
+			if (read_mem(t->addr, &word, sizeof word) == 0)
+				t->holder = (pid_t)(word & 0x3fffffff);
+		}
+		return;
+	case 0:  /* FUTEX_WAIT */
+	case 9:  /* FUTEX_WAIT_BITSET */
+	case 11: /* FUTEX_WAIT_REQUEUE_PI */
+		break;
+	default:
+		return;
+	}
+	{
+		enum what in = blocked_in(sp);
+		int word[3];
+		struct thread *owner = NULL;
+
+		if (read_mem(t->addr, word, sizeof word) == 0) {
+			owner = word[2] > 0 ? find_thread(word[2]) : NULL;
+			/* a mutex's owner, a thread of this process: whatever the
+			 * function (a condition wait takes its mutex back so) */
+			if (word[0] != 0 && owner && owner != t) {
+				t->what = MUTEX;
+				t->holder = owner->tid;
+				return;
+			}
+			if (in == MUTEX && word[0] != 0 && word[2] > 0) {
+				t->what = MUTEX;
+				t->holder = word[2];
+				t->holder_gone = !owner;
+				return;
+			}
+		}
+		if (in == RWLOCK) {
+			int off, writer;
+
+			t->what = RWLOCK;
+			for (off = 8; off <= 12; off += 4)
+				if (read_mem(t->addr - (unsigned long)off + 24, &writer, sizeof writer) == 0 &&
+				    writer > 0 && find_thread(writer) && writer != t->tid) {
+					/* the rwlock itself, found through its writer */
+					t->addr -= (unsigned long)off;
+					t->holder = writer;
+					break;
+				}
+			return;
+		}
+		/* pthread_join sleeps on the joined thread's tid word, expecting
+		 * that tid (the kernel clears it when the thread exits); glibc
+		 * reaches it by a tail call, so its return address may not be
+		 * on the stack */
+		if (in == JOIN || in == RUNNING) {
+			const struct thread *joined = thread_descriptor_of(t->addr);
+
+			if (joined && joined != t) {
+				t->what = JOIN;
+				t->holder = joined->tid;
+				return;
+			}
+		}
+		if (in == JOIN) {
+			t->what = JOIN;
+			return;
+		}
+		if (in == CONDVAR || in == BARRIER || in == SEMAPHORE)
+			t->what = in;
+	}
+}
+
+static const char *syscall_name(long nr)
+{
+	switch (nr) {
+	case 0: return "read";
+	case 1: return "write";
+	case 7: return "poll";
+	case 23: return "select";
+	case 34: return "pause";
+	case 35: return "nanosleep";
+	case 43: return "accept";
+	case 45: return "recvfrom";
+	case 47: return "recvmsg";
+	case 61: return "wait4";
+	case 230: return "clock_nanosleep";
+	case 232: return "epoll_wait";
+	case 247: return "waitid";
+	case 270: return "pselect6";
+	case 271: return "ppoll";
+	case 281: return "epoll_pwait";
+	case 288: return "accept4";
+	default: return NULL;
+	}
+}
+
+static void describe(const struct thread *t)
+{
+	const char *name;
+
+	printf("who:   thread %d (%s) ", (int)t->tid, t->comm);
+	switch (t->what) {
+	case RUNNING:
+		printf(t->state == 'R' ? "is running" : "is not in a system call (state %c)", t->state);
+		break;
+	case SYSCALL:
+		name = syscall_name(t->nr);
+		if (name)
+			printf("sleeps in %s()", name);
+		else
+			printf("sleeps in system call %ld", t->nr);
+		break;
+	case FUTEX:
+		printf("waits on futex 0x%lx (not a lock with an owner)", t->addr);
+		break;
+	case MUTEX:
+		printf("waits%s for mutex 0x%lx held by thread %d%s", t->timed ? " (with a deadline)" : "",
+		       t->addr, (int)t->holder, t->holder_gone ? ", which has exited" : "");
+		break;
+	case RWLOCK:
+		if (t->holder)
+			printf("waits%s for rwlock 0x%lx held for writing by thread %d",
+			       t->timed ? " (with a deadline)" : "", t->addr, (int)t->holder);
+		else
+			printf("waits%s for an rwlock (futex 0x%lx) held by readers",
+			       t->timed ? " (with a deadline)" : "", t->addr);
+		break;
+	case JOIN:
+		printf("waits for thread %d to exit (pthread_join)", (int)t->holder);
+		break;
+	case CONDVAR:
+		printf("waits on a condition variable (futex 0x%lx)%s", t->addr,
+		       t->timed ? ", with a deadline" : "");
+		break;
+	case BARRIER:
+		printf("waits at a barrier (futex 0x%lx)", t->addr);
+		break;
+	case SEMAPHORE:
+		printf("waits on a semaphore (futex 0x%lx)", t->addr);
+		break;
+	}
+	if (t->asleep >= 0 && t->what != RUNNING)
+		printf(", asleep about %.1f s", t->asleep);
+	putchar('\n');
+}
+
+/* One edge of a cycle, as dl2 prints it. */
+static void print_edge(const char *prefix, const struct thread *t)
+{
+	if (t->what == MUTEX)
+		printf("%s:   thread %d waits for mutex 0x%lx held by thread %d\n", prefix,
+		       (int)t->tid, t->addr, (int)t->holder);
+	else if (t->what == RWLOCK)
+		printf("%s:   thread %d waits for rwlock 0x%lx held by thread %d\n", prefix,
+		       (int)t->tid, t->addr, (int)t->holder);
+	else
+		printf("%s:   thread %d waits for thread %d to exit\n", prefix, (int)t->tid,
+		       (int)t->holder);
+}
+
+/* Marks and prints every cycle of waits-for (untimed: a deadline ends a
+ * wait); returns how many.  A thread is in at most one cycle: each waits
+ * for one thread at most. */
+static int print_cycles(const char *prefix, const char *at_attach)
+{
+	int *state = calloc((size_t)nthreads, sizeof *state); /* 0 new, 1 on path, 2 done */
+	int i, found = 0;
+
+	if (!state)
+		die("%s", "out of memory");
+	for (i = 0; i < nthreads; i++) {
+		struct thread *t = &threads[i];
+		int len = 0, k;
+
+		/* walk from t until the chain ends, meets a done thread, or loops */
+		while (t && state[t - threads] == 0) {
+			state[t - threads] = 1;
+			t = (t->holder && !t->timed && !t->holder_gone) ? find_thread(t->holder) : NULL;
+		}
+		if (t && state[t - threads] == 1) {
+			/* a new cycle through t */
+			const struct thread *c = t;
+
+			do {
+				len++;
+				c = find_thread(c->holder);
+			} while (c != t);
+			if (len == 1)
+				printf("%s: deadlock%s: 1 thread of pid %d waits for itself:\n", prefix,
+				       at_attach, (int)pid);
+			else
+				printf("%s: deadlock%s: %d threads of pid %d wait for each other:\n", prefix,
+				       at_attach, len, (int)pid);
+			c = t;
+			for (k = 0; k < len; k++) {
+				print_edge(prefix, c);
+				c = find_thread(c->holder);
+			}
+			found++;
+		}
+		/* everything walked is now settled */
+		for (k = 0; k < nthreads; k++)
+			if (state[k] == 1)
+				state[k] = 2;
+	}
+	free(state);
+	return found;
+}
+
+static int by_tid(const void *a, const void *b)
+{
+	return (int)((const struct thread *)a)->tid - (int)((const struct thread *)b)->tid;
+}
+
+int main(int argc, char **argv)
+{
+	const char *prefix = NULL, *arg;
+	char path[64], buf[1024], *end;
+	DIR *d;
+	struct dirent *e;
+	double now;
+	int i, cycles;
+
+	if (argc == 3 && strncmp(argv[1], "--deadlocks=", 12) == 0) {
+		prefix = argv[1] + 12;
+		arg = argv[2];
+	} else if (argc == 2) {
+		arg = argv[1];
+	} else {
+		fprintf(stderr, "usage: who [--deadlocks=PREFIX] PID\n");
+		return 1;
+	}
+	pid = (pid_t)strtol(arg, &end, 10);
+	if (*arg == 0 || *end != 0 || pid <= 0)
+		die("not a process id: %s", arg);
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		die("no such process: %s", arg);
+	threads = calloc(MAX_THREADS, sizeof *threads);
+	if (!threads)
+		die("%s", "out of memory");
+	while ((e = readdir(d)) != NULL && nthreads < MAX_THREADS) {
+		struct thread *t = &threads[nthreads];
+		char file[64];
+		const char *paren;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		t->tid = (pid_t)atoi(e->d_name);
+		snprintf(file, sizeof file, "task/%d/stat", (int)t->tid);
+		if (read_proc(pid, file, buf, sizeof buf) != 0)
+			continue;
+		paren = strrchr(buf, ')');
+		t->state = paren && paren[1] ? paren[2] : '?';
+		snprintf(file, sizeof file, "task/%d/comm", (int)t->tid);
+		if (read_proc(pid, file, t->comm, sizeof t->comm) == 0)
+			t->comm[strcspn(t->comm, "\n")] = 0;
+		nthreads++;
+	}
+	closedir(d);
+	qsort(threads, (size_t)nthreads, sizeof *threads, by_tid);
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	mem_fd = open(path, O_RDONLY);
+	if (mem_fd < 0)
+		die("cannot read the memory of process %s (root, or the process's owner with ptrace allowed, can)", arg);
+	load_ranges();
+	now = exec_start(getpid(), 0);
+	/* every thread's stack pointer first: a join is recognised by the
+	 * joined thread's stack mapping */
+	for (i = 0; i < nthreads; i++) {
+		unsigned long a[6];
+		long nr;
+
+		if (read_syscall(threads[i].tid, &nr, a, &threads[i].sp) < 9)
+			threads[i].sp = 0;
+	}
+	for (i = 0; i < nthreads; i++)
+		look_at(&threads[i], now);
+
+	if (prefix) {
+		cycles = print_cycles(prefix, " found at attach");
+		return cycles ? 3 : 0;
+	}
+	if (read_proc(pid, "comm", buf, sizeof buf) == 0)
+		buf[strcspn(buf, "\n")] = 0;
+	printf("who: process %d (%s), %d thread%s:\n", (int)pid, buf, nthreads, nthreads == 1 ? "" : "s");
+	for (i = 0; i < nthreads; i++)
+		describe(&threads[i]);
+	cycles = print_cycles("who", "");
+	if (!cycles)
+		printf("who: no deadlock\n");
+	return cycles ? 3 : 0;
+}
