@@ -10,8 +10,8 @@
  * first bytes would be lost and the host would hang), and blocks guest
  * writes while the host is disconnected.  So the relay keeps the port open
  * for the VM's lifetime; a session starts with the host's first bytes and
- * ends when the host disconnects, and its stapsh (with anything it started)
- * is then stopped.
+ * ends when the host disconnects or its stapsh exits, and its stapsh (with
+ * anything it started) is then stopped.
  *
  * And it merges stapsh's output frames.  While a script runs, stapsh sends
  * "data STREAM N\n" + N bytes per piece of output.  stap 4.8's client reads
@@ -214,8 +214,14 @@ static int parse_frames(const char *p, size_t n)
 	return 0;
 }
 
-/* Relays between the host and stapsh until the host disconnects; returns
- * the stapsh socket, or -1 once it was closed. */
+/* Relays between the host and stapsh until either side ends the session;
+ * returns the stapsh socket, or -1 once it was closed.  The session is
+ * over as soon as stapsh has gone (it says "quit" to the host first), not
+ * only when the host disconnects: a host that disconnects and a new one
+ * that connects before this loop polls again leave no hang-up to see, and
+ * the new session's first bytes would go to a stapsh that is no more (the
+ * new host then waited forever for its reply, 1 attach in 3 after a
+ * detach in the tests). */
 static int relay(int sh)
 {
 	for (;;) {
@@ -223,7 +229,7 @@ static int relay(int sh)
 				       { .fd = sh, .events = POLLIN } };
 		ssize_t n;
 
-		if (poll(p, sh >= 0 ? 2 : 1, -1) < 0) {
+		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return sh;
@@ -232,30 +238,32 @@ static int relay(int sh)
 			n = read(port, buf, sizeof buf);
 			if (n == 0)
 				return sh;
-			if (n > 0 && sh >= 0 && write_all(sh, buf, n) < 0) {
+			if (n > 0 && write_all(sh, buf, n) < 0) {
 				close(sh);
-				sh = -1;
+				return -1;
 			}
 		} else if (p[0].revents & (POLLHUP | POLLERR)) {
 			return sh;
 		}
-		if (sh >= 0 && (p[1].revents & (POLLIN | POLLHUP))) {
+		if (p[1].revents & (POLLIN | POLLHUP)) {
 			n = read_burst(sh);
 			if (n > 0) {
 				if (parse_frames(buf, (size_t)n) < 0 || flush_frames() < 0)
 					return sh;
 			} else if (n == 0 || errno != EINTR) {
 				close(sh);
-				sh = -1;
+				return -1;
 			}
 		}
 	}
 }
 
-/* Stops a session's stapsh and all it started: 3 s to end, then signals. */
-static void finish(pid_t pid)
+/* Stops a session's stapsh and all it started: 3 s to end, then signals.
+ * Says on the console (the VM's, kept by the tests) how it went. */
+static void finish(pid_t pid, const char *why)
 {
 	static const int sigs[] = { 0, SIGTERM, SIGKILL };
+	static const char *const how[] = { "ended", "ended on SIGTERM", "killed" };
 	unsigned i;
 	int t;
 
@@ -263,11 +271,14 @@ static void finish(pid_t pid)
 		if (sigs[i])
 			kill(-pid, sigs[i]);
 		for (t = 0; t < 300; t++) {
-			if (waitpid(pid, NULL, WNOHANG) == pid)
+			if (waitpid(pid, NULL, WNOHANG) == pid) {
+				fprintf(stderr, "stapsh-relay: %s; stapsh %d %s\n", why, (int)pid, how[i]);
 				return;
+			}
 			usleep(10000);
 		}
 	}
+	fprintf(stderr, "stapsh-relay: %s; stapsh %d did not end\n", why, (int)pid);
 }
 
 int main(int argc, char **argv)
@@ -297,15 +308,17 @@ int main(int argc, char **argv)
 			perror("stapsh-relay: starting stapsh");
 			return 1;
 		}
+		fprintf(stderr, "stapsh-relay: a session: stapsh %d\n", (int)pid);
+		memset(&fr, 0, sizeof fr);
+		fr.stream = -1;
 		if (write_all(sh, buf, first) < 0) {
 			close(sh);
 			sh = -1;
 		}
-		memset(&fr, 0, sizeof fr);
-		fr.stream = -1;
-		sh = relay(sh);
+		if (sh >= 0)
+			sh = relay(sh);
 		if (sh >= 0)
 			close(sh);
-		finish(pid);
+		finish(pid, sh >= 0 ? "the host left" : "stapsh left");
 	}
 }
