@@ -152,16 +152,6 @@ static pid_t find_child(pid_t parent, const char *const *names)
 	return found;
 }
 
-static int is_named(pid_t pid, const char *name)
-{
-	char state, comm[64];
-	pid_t ppid;
-	unsigned long long start;
-
-	return proc_stat(pid, &state, &ppid, &start, comm, sizeof comm) == 0 &&
-	       strcmp(comm, name) == 0;
-}
-
 static pid_t read_pid_file(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -179,15 +169,11 @@ static pid_t read_pid_file(const char *path)
  * handler ran (see the top of this file), or 0 if it is not in that state. */
 static int stapbpf_wakeup(pid_t pid)
 {
-	char status[4096], syscall_line[64];
-	const char *line;
+	char syscall_line[64];
 	unsigned long long ignored;
 	int int_ignored, term_ignored;
 
-	if (read_proc(pid, "status", status, sizeof status) != 0)
-		return 0;
-	line = strstr(status, "\nSigIgn:");
-	if (!line || sscanf(line + 8, "%llx", &ignored) != 1)
+	if (proc_signal_set(pid, "SigIgn", &ignored) != 0)
 		return 0;
 	int_ignored = (ignored >> (SIGINT - 1)) & 1;
 	term_ignored = (ignored >> (SIGTERM - 1)) & 1;
@@ -253,7 +239,7 @@ int main(int argc, char **argv)
 		}
 
 		/* a stapbpf that missed its wake-up */
-		if (session_alive && is_named(session.pid, "stapbpf")) {
+		if (session_alive && proc_comm_is(session.pid, "stapbpf")) {
 			int sig = stapbpf_wakeup(session.pid);
 
 			stuck_ticks = sig ? stuck_ticks + 1 : 0;

@@ -36,26 +36,12 @@
 
 #define GATE_LIMIT_MS 10000
 
-static int is_stapbpf(pid_t pid)
-{
-	char comm[64];
-
-	if (read_proc(pid, "comm", comm, sizeof comm) != 0)
-		return 0;
-	comm[strcspn(comm, "\n")] = 0;
-	return strcmp(comm, "stapbpf") == 0;
-}
-
+/* Does PID catch SIGCHLD yet?  Yes too when it cannot be read (gone). */
 static int catches_sigchld(pid_t pid)
 {
-	char status[4096];
-	const char *line;
 	unsigned long long caught;
 
-	if (read_proc(pid, "status", status, sizeof status) != 0)
-		return 1; /* the parent is gone: nothing to wait for */
-	line = strstr(status, "\nSigCgt:");
-	if (!line || sscanf(line + 8, "%llx", &caught) != 1)
+	if (proc_signal_set(pid, "SigCgt", &caught) != 0)
 		return 1;
 	return (caught >> (SIGCHLD - 1)) & 1;
 }
@@ -90,7 +76,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: start-gate [--pid-file PATH] CMD [ARG...]\n");
 		return 2;
 	}
-	if (is_stapbpf(parent))
+	if (proc_comm_is(parent, "stapbpf"))
 		for (waited = 0; waited < GATE_LIMIT_MS && !catches_sigchld(parent); waited++)
 			nanosleep(&tick, NULL);
 	execvp(argv[first], argv + first);
