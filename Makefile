@@ -12,7 +12,7 @@
 #
 # check: RUNTIME="bpf lkm" (default; either alone selects it) runs the
 # suite per runtime, the kernel-module one in a VM where modules cannot be
-# loaded here; SOURCES="preload glibc" the event sources.
+# loaded here; SOURCES="preload glibc functions" the event sources.
 
 PREFIX     ?= /usr/local
 DESTDIR    ?=
@@ -32,15 +32,19 @@ WARN       := -Wall -Wextra -Werror
 BUILD      := build
 GLIBC_MARKS := $(BUILD)/glibc-marks
 
+# the tapset: the public vocabulary (pthread.stp) and its private layers;
+# bpf/ and linux/ hold each runtime's own helpers (stap picks the directory)
+TAPSET_FILES := tapset/pthread.stp tapset/pthread_sources.stp tapset/pthread_marks.stp
+
 # both runtimes: BPF natively; the kernel-module runtime natively where
 # this kernel loads modules, else in a qemu VM (lkm-vm/, set up by check)
 RUNTIME    ?= bpf lkm
-SOURCES    ?= preload glibc
+SOURCES    ?= preload glibc functions
 
 FIXTURES   := self-relock abba cycle-3 cycle-5 cycle-8 recursive-relock \
               errorcheck-relock trylock-fail contention mutex-calls \
               many-waiters quick-exit crash-segv crash-abort steady static \
-              hung-mix rwlock-cycle condvar-waiters
+              hung-mix rwlock-cycle condvar-waiters rwlock-calls cond-calls thread-calls
 FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
 # built with musl-gcc (musl-tools), for the tests only
 TEST_FIXTURE_BINS := $(BUILD)/fixtures/musl-quick-exit
@@ -53,7 +57,7 @@ TEST_PACKAGES := dejagnu expect cppcheck shellcheck musl-tools
 .PHONY: all deps test-deps demo check installcheck bench install uninstall lint \
         clean glibc-marks man test-fixtures print-%
 
-all: $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(FIXTURE_BINS) $(BUILD)/bench/lockloop man
+all: tapset/pthread_marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(FIXTURE_BINS) $(BUILD)/bench/lockloop man
 
 # one page per documented probe and function, from tapset/pthread.stp
 man: $(BUILD)/man/.stamp
@@ -62,9 +66,20 @@ $(BUILD)/man/.stamp: tapset/pthread.stp tools/tapset-man
 
 # (built into a temporary name and renamed: pthread-stap builds these on
 # demand, and two sessions may start at once)
-$(BUILD)/libpthread-marks.so: preload/pthread-marks.c
+$(BUILD)/libpthread-marks.so: preload/pthread-marks.c $(BUILD)/include/pthread-marks.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WARN) -fPIC -shared -o $@.tmp.$$$$ $< -ldl && mv $@.tmp.$$$$ $@
+	$(CC) $(CFLAGS) $(WARN) -I$(BUILD)/include -fPIC -shared -o $@.tmp.$$$$ $< -ldl && mv $@.tmp.$$$$ $@
+
+# tapset/marks.list is the one list of marks: the rest is derived from it
+# (tools/marks-gen).  The generated tapset file and doc are kept in the tree,
+# so that the tapset reads without a build; `make lint` checks they are current.
+$(BUILD)/include/pthread-marks.h: tapset/marks.list tools/marks-gen
+	@mkdir -p $(@D)
+	tools/marks-gen header > $@.tmp.$$$$ && mv $@.tmp.$$$$ $@
+tapset/pthread_marks.stp: tapset/marks.list tools/marks-gen
+	tools/marks-gen tapset > $@.tmp && mv $@.tmp $@
+doc/marks.md: tapset/marks.list tools/marks-gen
+	tools/marks-gen doc > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/launcher/%: launcher/%.c launcher/proc.h
 	@mkdir -p $(@D)
@@ -127,25 +142,28 @@ bench: deps all glibc-marks
 	@tools/bench
 
 lint: test-deps all glibc-marks
-	$(CC) $(WARN) -fsyntax-only -fPIC preload/pthread-marks.c
+	$(CC) $(WARN) -I$(BUILD)/include -fsyntax-only -fPIC preload/pthread-marks.c
 	$(CC) $(WARN) -fsyntax-only host/memlock-shim.c
 	$(CC) $(WARN) -fsyntax-only lkm-vm/stapsh-relay.c
 	$(CC) $(WARN) -fsyntax-only -pthread bench/lockloop.c
 	for f in launcher/*.c; do $(CC) $(WARN) -fsyntax-only $$f || exit 1; done
 	for f in c-fixtures/*.c; do $(CC) $(WARN) -DTHREADS=3 -fsyntax-only -pthread $$f || exit 1; done
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
-	    --suppress=missingIncludeSystem -DTHREADS=3 preload host launcher c-fixtures bench lkm-vm
+	    --suppress=missingIncludeSystem -DTHREADS=3 -I$(BUILD)/include preload host launcher c-fixtures bench lkm-vm
 	tools/lint
 
 # The installed tapset reads events from the system libc's marks where it has
 # them; otherwise from the installed preload library (programs then run with
 # LD_PRELOAD=$(pkglibdir)/libpthread-marks.so).
 install: $(BUILD)/libpthread-marks.so man
-	install -d $(DESTDIR)$(tapsetdir) $(DESTDIR)$(scriptdir) $(DESTDIR)$(pkglibdir) \
-	    $(DESTDIR)$(mandir)/man8 $(DESTDIR)$(mandir)/man3
-	install -m 644 tapset/pthread.stp tapset/pthread_marks.stp $(DESTDIR)$(tapsetdir)/
+	install -d $(DESTDIR)$(tapsetdir)/bpf $(DESTDIR)$(tapsetdir)/linux $(DESTDIR)$(scriptdir) \
+	    $(DESTDIR)$(pkglibdir) $(DESTDIR)$(mandir)/man8 $(DESTDIR)$(mandir)/man3
+	install -m 644 $(TAPSET_FILES) $(DESTDIR)$(tapsetdir)/
+	install -m 644 tapset/bpf/pthread_runtime.stp $(DESTDIR)$(tapsetdir)/bpf/
+	install -m 644 tapset/linux/pthread_runtime.stp $(DESTDIR)$(tapsetdir)/linux/
 	install -m 755 $(BUILD)/libpthread-marks.so $(DESTDIR)$(pkglibdir)/
-	install -m 755 tools/pthread-marks-stpm tools/marks-source $(DESTDIR)$(pkglibdir)/
+	install -m 755 tools/pthread-marks-stpm tools/marks-source tools/marks-gen $(DESTDIR)$(pkglibdir)/
+	install -m 644 tapset/marks.list $(DESTDIR)$(pkglibdir)/
 	install -m 755 scripts/*.stp $(DESTDIR)$(scriptdir)/
 	install -m 644 scripts/*.meta $(DESTDIR)$(scriptdir)/
 	install -m 644 man/*.8 $(DESTDIR)$(mandir)/man8/
@@ -153,11 +171,13 @@ install: $(BUILD)/libpthread-marks.so man
 	@src=$$(tools/marks-source) || src=$(pkglibdir)/libpthread-marks.so; \
 	 read=$$src; [ "$$src" != $(pkglibdir)/libpthread-marks.so ] || read=$(DESTDIR)$$src; \
 	 echo "install: the pthread tapset (in $(tapsetdir)) reads its events from $$src"; \
-	 tools/pthread-marks-stpm --as "$$src" "$$read" $(DESTDIR)$(tapsetdir)/pthread_marks_lib.stpm
+	 tools/pthread-marks-stpm --as "$$src" "$$read" $(DESTDIR)$(tapsetdir)
 
 uninstall:
-	rm -f $(DESTDIR)$(tapsetdir)/pthread.stp $(DESTDIR)$(tapsetdir)/pthread_marks.stp \
-	      $(DESTDIR)$(tapsetdir)/pthread_marks_lib.stpm
+	rm -f $(addprefix $(DESTDIR)$(tapsetdir)/,$(notdir $(TAPSET_FILES))) \
+	      $(DESTDIR)$(tapsetdir)/pthread_marks_lib.stpm \
+	      $(DESTDIR)$(tapsetdir)/bpf/pthread_runtime.stp $(DESTDIR)$(tapsetdir)/linux/pthread_runtime.stp \
+	      $(DESTDIR)$(tapsetdir)/bpf/pthread_marks_args.stpm $(DESTDIR)$(tapsetdir)/linux/pthread_marks_args.stpm
 	rm -rf $(DESTDIR)$(scriptdir) $(DESTDIR)$(pkglibdir)
 	rmdir $(DESTDIR)$(datadir)/pthread-tapset 2>/dev/null || true
 	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/,$(notdir $(wildcard man/*.8)))
@@ -169,5 +189,5 @@ print-%:
 
 clean:
 	lkm-vm/stop
-	rm -rf $(BUILD)/man $(BUILD)/fixtures $(BUILD)/libpthread-marks.so $(BUILD)/marks \
+	rm -rf $(BUILD)/man $(BUILD)/include $(BUILD)/fixtures $(BUILD)/libpthread-marks.so $(BUILD)/marks \
 	       $(BUILD)/test-* $(BUILD)/bench $(BUILD)/host $(BUILD)/launcher $(BUILD)/run $(BUILD)/lint

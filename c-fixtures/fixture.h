@@ -160,6 +160,35 @@ static inline int fixture_sleeps_on(pid_t tid, const void *addr)
 	return ok;
 }
 
+/* Is thread TID of this process asleep in futex(2), on any word? */
+static inline int fixture_in_futex(pid_t tid)
+{
+	char path[64], buf[256];
+	unsigned long nr;
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	ok = fgets(buf, sizeof buf, f) && sscanf(buf, "%lu", &nr) == 1 && nr == 202;
+	fclose(f);
+	return ok;
+}
+
+/* A deadline MS milliseconds from now on CLOCK. */
+static inline struct timespec fixture_in_future(clockid_t clock, long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	ts.tv_nsec += ms * 1000000L;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	return ts;
+}
+
 /*
  * The seed's AB-BA deadlock: the calling thread (T1) holds A and wants B,
  * a new thread (T2) holds B and wants A.  Barriers, not the seed's

@@ -7,6 +7,11 @@
  *   R (recursive):  init, lock, lock, unlock, unlock, destroy
  *   N (normal, static): timedlock, unlock, clocklock (CLOCK_MONOTONIC),
  *       cond timedwait on C that times out, unlock
+ *   Y (normal, static): trylock (OK), trylock again (EBUSY: held), unlock
+ *   Z (normal, static): lock, timedlock (the caller holds it: ETIMEDOUT,
+ *       not an acquisition), unlock
+ *   S (recursive, statically initialised: no init call is ever seen):
+ *       lock, lock, trylock (counts a relock), unlock x3
  *   W (normal, static): thread U holds it; main locks it and waits; U lets
  *       go once main sleeps in futex(2) on W (glibc fires lll_lock_wait
  *       before that sleep, after setting the lock word to 2: the word
@@ -20,6 +25,9 @@
 
 static pthread_mutex_t lock_n = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_w = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_y = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_z = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_s = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static pthread_barrier_t holding;
 static pid_t holder_tid, waiter_tid;
@@ -59,10 +67,13 @@ int main(int argc, char **argv)
 	truth("mutex R %p", (void *)&lock_r);
 	truth("mutex N %p", (void *)&lock_n);
 	truth("mutex W %p", (void *)&lock_w);
+	truth("mutex Y %p", (void *)&lock_y);
+	truth("mutex S %p", (void *)&lock_s);
+	truth("mutex Z %p", (void *)&lock_z);
 	truth("cond C %p", (void *)&cond);
 	truth("thread T %d", (int)gettid());
 	truth("expect none");
-	truth("locks 6");
+	truth("locks 9");
 	CHECK(pthread_barrier_init(&holding, NULL, 2));
 	wait_for_go();
 
@@ -89,6 +100,26 @@ int main(int argc, char **argv)
 	rc = pthread_cond_timedwait(&cond, &lock_n, &ts);
 	truth("result cond-timedwait %s", errname(rc));
 	CHECK(pthread_mutex_unlock(&lock_n));
+
+	rc = pthread_mutex_trylock(&lock_y);
+	truth("result trylock-Y %s", errname(rc));
+	rc = pthread_mutex_trylock(&lock_y);
+	truth("result trylock-Y-again %s", errname(rc));
+	CHECK(pthread_mutex_unlock(&lock_y));
+
+	CHECK(pthread_mutex_lock(&lock_z));
+	ts = in_future(CLOCK_REALTIME, 1);
+	rc = pthread_mutex_timedlock(&lock_z, &ts);
+	truth("result timedlock-Z %s", errname(rc));
+	CHECK(pthread_mutex_unlock(&lock_z));
+
+	CHECK(pthread_mutex_lock(&lock_s));
+	CHECK(pthread_mutex_lock(&lock_s));
+	rc = pthread_mutex_trylock(&lock_s);
+	truth("result trylock-S %s", errname(rc));
+	CHECK(pthread_mutex_unlock(&lock_s));
+	CHECK(pthread_mutex_unlock(&lock_s));
+	CHECK(pthread_mutex_unlock(&lock_s));
 
 	waiter_tid = gettid();
 	CHECK(pthread_create(&thread, NULL, holder, NULL));

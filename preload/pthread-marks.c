@@ -8,8 +8,12 @@
  * One thin wrapper per pthread call.  Each fires the marks glibc built with
  * --enable-systemtap fires (provider "libc", as glibc >= 2.34), with the same
  * names, arguments and order, so tapset/pthread.stp serves both sources
- * unchanged.  The contract is doc/glibc-probes.md; the points where a
- * wrapper can only approximate glibc's internals are marked APPROX below.
+ * unchanged; and, for the calls glibc leaves unmarked (trylock, timed
+ * rwlocks, the end of a condition wait), marks of its own (provider
+ * "pthread_tapset").  The marks are tapset/marks.list's, through the
+ * generated MARK_<name>() macros of pthread-marks.h.  The contract is
+ * doc/glibc-probes.md; the points where a wrapper can only approximate
+ * glibc's internals are marked APPROX below.
  *
  * Untraced, an SDT mark is a single nop: a wrapper costs one indirect call
  * and a few loads more than the plain call (see `make bench`).
@@ -20,19 +24,17 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/sdt.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#define MARK1(name, a) STAP_PROBE1(libc, name, a)
-#define MARK2(name, a, b) STAP_PROBE2(libc, name, a, b)
-#define MARK3(name, a, b, c) STAP_PROBE3(libc, name, a, b, c)
+#include "pthread-marks.h"
 
 /* __kind's low bits: the mutex type (glibc's PTHREAD_MUTEX_KIND_MASK_NP). */
 #define KIND_MASK 3
 
 typedef int (*mutex_fn)(pthread_mutex_t *);
+typedef int (*rwlock_fn)(pthread_rwlock_t *);
 
 static struct {
 	int (*init)(pthread_mutex_t *, const pthread_mutexattr_t *);
@@ -44,6 +46,20 @@ static struct {
 			      const struct timespec *);
 	int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
 			      const struct timespec *);
+	int (*cond_init)(pthread_cond_t *, const pthread_condattr_t *);
+	int (*cond_destroy)(pthread_cond_t *);
+	int (*cond_signal)(pthread_cond_t *);
+	int (*cond_broadcast)(pthread_cond_t *);
+	rwlock_fn rdlock, wrlock, tryrdlock, trywrlock, rwlock_unlock, rwlock_destroy;
+	int (*timedrdlock)(pthread_rwlock_t *, const struct timespec *);
+	int (*timedwrlock)(pthread_rwlock_t *, const struct timespec *);
+	int (*clockrdlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+	int (*clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	int (*join)(pthread_t, void **);
+	int (*timedjoin)(pthread_t, void **, const struct timespec *);
+	int (*clockjoin)(pthread_t, void **, clockid_t, const struct timespec *);
+	int (*tryjoin)(pthread_t, void **);
 } real;
 
 static void *next_symbol(const char *name)
@@ -73,6 +89,25 @@ __attribute__((constructor)) static void resolve(void)
 	*(void **)&real.cond_wait = next_symbol("pthread_cond_wait");
 	*(void **)&real.cond_timedwait = next_symbol("pthread_cond_timedwait");
 	*(void **)&real.cond_clockwait = next_symbol("pthread_cond_clockwait");
+	*(void **)&real.cond_init = next_symbol("pthread_cond_init");
+	*(void **)&real.cond_destroy = next_symbol("pthread_cond_destroy");
+	*(void **)&real.cond_signal = next_symbol("pthread_cond_signal");
+	*(void **)&real.cond_broadcast = next_symbol("pthread_cond_broadcast");
+	*(void **)&real.rdlock = next_symbol("pthread_rwlock_rdlock");
+	*(void **)&real.wrlock = next_symbol("pthread_rwlock_wrlock");
+	*(void **)&real.tryrdlock = next_symbol("pthread_rwlock_tryrdlock");
+	*(void **)&real.trywrlock = next_symbol("pthread_rwlock_trywrlock");
+	*(void **)&real.timedrdlock = next_symbol("pthread_rwlock_timedrdlock");
+	*(void **)&real.timedwrlock = next_symbol("pthread_rwlock_timedwrlock");
+	*(void **)&real.clockrdlock = next_symbol("pthread_rwlock_clockrdlock");
+	*(void **)&real.clockwrlock = next_symbol("pthread_rwlock_clockwrlock");
+	*(void **)&real.rwlock_unlock = next_symbol("pthread_rwlock_unlock");
+	*(void **)&real.rwlock_destroy = next_symbol("pthread_rwlock_destroy");
+	*(void **)&real.create = next_symbol("pthread_create");
+	*(void **)&real.join = next_symbol("pthread_join");
+	*(void **)&real.timedjoin = next_symbol("pthread_timedjoin_np");
+	*(void **)&real.clockjoin = next_symbol("pthread_clockjoin_np");
+	*(void **)&real.tryjoin = next_symbol("pthread_tryjoin_np");
 	__atomic_store_n((void **)&real.lock, next_symbol("pthread_mutex_lock"),
 			 __ATOMIC_RELEASE);
 }
@@ -107,7 +142,8 @@ static inline int fresh_acquisition(const pthread_mutex_t *m)
 
 /*
  * The lock paths.  glibc fires lll_lock_wait(&mutex->__data.__lock) just
- * before it sleeps on a contended mutex.  APPROX: a wrapper cannot see inside
+ * before pthread_mutex_lock sleeps on a contended mutex (its timed and clock
+ * variants sleep elsewhere, unmarked: so do the wrappers).  APPROX: a wrapper cannot see inside
  * the real lock, so it tries the lock first; when that finds the mutex busy,
  * the thread is about to wait, and the wrapper fires lll_lock_wait before
  * calling the blocking lock.  An errorcheck mutex the caller already owns
@@ -121,7 +157,7 @@ static inline int contended(pthread_mutex_t *m, int busy)
 		return 0;
 	if (mutex_type(m) == PTHREAD_MUTEX_ERRORCHECK && m->__data.__owner == self_tid())
 		return 0;
-	MARK1(lll_lock_wait, &m->__data.__lock);
+	MARK_lll_lock_wait(&m->__data.__lock);
 	return 1;
 }
 
@@ -130,14 +166,14 @@ static int lock_with_marks(pthread_mutex_t *m)
 {
 	int rc;
 
-	MARK1(mutex_entry, m);
+	MARK_mutex_entry(m);
 	rc = real.trylock(m);
 	if (rc == EBUSY) {
 		contended(m, rc);
 		rc = real.lock(m);
 	}
 	if (rc == 0 && fresh_acquisition(m))
-		MARK1(mutex_acquired, m);
+		MARK_mutex_acquired(m);
 	return rc;
 }
 
@@ -152,15 +188,11 @@ int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 	int rc;
 
 	ensure_resolved();
-	MARK2(mutex_timedlock_entry, m, abstime);
-	rc = real.trylock(m);
-	if (rc == EBUSY) {
-		contended(m, rc);
-		rc = real.timedlock(m, abstime);
-	}
+	MARK_mutex_timedlock_entry(m, abstime);
+	rc = real.timedlock(m, abstime);
 	/* glibc fires this on a recursive relock too; a timeout fires nothing */
 	if (rc == 0)
-		MARK1(mutex_timedlock_acquired, m);
+		MARK_mutex_timedlock_acquired(m);
 	return rc;
 }
 
@@ -170,14 +202,10 @@ int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clockid,
 	int rc;
 
 	ensure_resolved();
-	MARK3(mutex_clocklock_entry, m, clockid, abstime);
-	rc = real.trylock(m);
-	if (rc == EBUSY) {
-		contended(m, rc);
-		rc = real.clocklock(m, clockid, abstime);
-	}
+	MARK_mutex_clocklock_entry(m, clockid, abstime);
+	rc = real.clocklock(m, clockid, abstime);
 	if (rc == 0)
-		MARK1(mutex_timedlock_acquired, m);
+		MARK_mutex_timedlock_acquired(m);
 	return rc;
 }
 
@@ -191,7 +219,7 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 	outermost = mutex_type(m) != PTHREAD_MUTEX_RECURSIVE || m->__data.__count <= 1;
 	rc = real.unlock(m);
 	if (rc == 0 && outermost)
-		MARK1(mutex_release, m);
+		MARK_mutex_release(m);
 	return rc;
 }
 
@@ -201,14 +229,14 @@ int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 
 	ensure_resolved();
 	rc = real.init(m, attr);
-	MARK1(mutex_init, m);
+	MARK_mutex_init(m);
 	return rc;
 }
 
 int pthread_mutex_destroy(pthread_mutex_t *m)
 {
 	ensure_resolved();
-	MARK1(mutex_destroy, m);
+	MARK_mutex_destroy(m);
 	return real.destroy(m);
 }
 
@@ -228,15 +256,18 @@ int pthread_mutex_destroy(pthread_mutex_t *m)
 	do {                                                           \
 		int rc_, relock_;                                      \
 		ensure_resolved();                                     \
-		MARK2(cond_wait, c, m);                                \
-		MARK1(mutex_release, m);                               \
+		MARK_cond_wait(c, m);                                  \
+		MARK_mutex_release(m);                                 \
 		rc_ = (call);                                          \
-		if (rc_ != 0 && rc_ != ETIMEDOUT)                      \
-			return rc_;                                    \
-		if (real.unlock(m) != 0)                               \
-			return rc_;                                    \
-		relock_ = lock_with_marks(m);                          \
-		return relock_ ? relock_ : rc_;                        \
+		if (rc_ == 0 || rc_ == ETIMEDOUT) {                    \
+			if (real.unlock(m) == 0) {                     \
+				relock_ = lock_with_marks(m);          \
+				if (relock_)                           \
+					rc_ = relock_;                 \
+			}                                              \
+		}                                                      \
+		MARK_cond_wait_return(c, m, rc_);                      \
+		return rc_;                                            \
 	} while (0)
 
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
@@ -254,4 +285,235 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
 			   clockid_t clockid, const struct timespec *abstime)
 {
 	COND_WAIT(real.cond_clockwait(c, m, clockid, abstime));
+}
+
+int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	int rc;
+
+	ensure_resolved();
+	rc = real.trylock(m);
+	MARK_mutex_trylock_return(m, rc);
+	return rc;
+}
+
+/* Condition variables: glibc marks init (after), destroy, signal and
+ * broadcast (at the start). */
+int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
+{
+	int rc;
+
+	ensure_resolved();
+	rc = real.cond_init(c, attr);
+	MARK_cond_init(c, attr);
+	return rc;
+}
+
+int pthread_cond_destroy(pthread_cond_t *c)
+{
+	ensure_resolved();
+	MARK_cond_destroy(c);
+	return real.cond_destroy(c);
+}
+
+int pthread_cond_signal(pthread_cond_t *c)
+{
+	ensure_resolved();
+	MARK_cond_signal(c);
+	return real.cond_signal(c);
+}
+
+int pthread_cond_broadcast(pthread_cond_t *c)
+{
+	ensure_resolved();
+	MARK_cond_broadcast(c);
+	return real.cond_broadcast(c);
+}
+
+/* Read-write locks: glibc marks the entry and the end (whatever the result)
+ * of rdlock and wrlock, and the start of unlock and destroy. */
+int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+{
+	int rc;
+
+	ensure_resolved();
+	MARK_rdlock_entry(l);
+	rc = real.rdlock(l);
+	MARK_rdlock_acquire_read(l);
+	return rc;
+}
+
+int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+{
+	int rc;
+
+	ensure_resolved();
+	MARK_wrlock_entry(l);
+	rc = real.wrlock(l);
+	MARK_wrlock_acquire_write(l);
+	return rc;
+}
+
+int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
+{
+	int rc;
+
+	ensure_resolved();
+	rc = real.tryrdlock(l);
+	MARK_rwlock_tryrdlock_return(l, rc);
+	return rc;
+}
+
+int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
+{
+	int rc;
+
+	ensure_resolved();
+	rc = real.trywrlock(l);
+	MARK_rwlock_trywrlock_return(l, rc);
+	return rc;
+}
+
+/* The timed and clock variants share one site per mark (noinline): the BPF
+ * runtime decodes a mark's arguments per site, and fewer sites keep its
+ * handlers small. */
+static __attribute__((noinline)) int timed_rdlock(pthread_rwlock_t *l, int use_clock,
+						  clockid_t clockid, const struct timespec *abstime)
+{
+	int rc;
+
+	ensure_resolved();
+	MARK_rwlock_timedrdlock_entry(l, clockid, abstime);
+	rc = use_clock ? real.clockrdlock(l, clockid, abstime) : real.timedrdlock(l, abstime);
+	MARK_rwlock_timedrdlock_return(l, rc);
+	return rc;
+}
+
+static __attribute__((noinline)) int timed_wrlock(pthread_rwlock_t *l, int use_clock,
+						  clockid_t clockid, const struct timespec *abstime)
+{
+	int rc;
+
+	ensure_resolved();
+	MARK_rwlock_timedwrlock_entry(l, clockid, abstime);
+	rc = use_clock ? real.clockwrlock(l, clockid, abstime) : real.timedwrlock(l, abstime);
+	MARK_rwlock_timedwrlock_return(l, rc);
+	return rc;
+}
+
+int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
+{
+	return timed_rdlock(l, 0, CLOCK_REALTIME, abstime);
+}
+
+int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clockid,
+			       const struct timespec *abstime)
+{
+	return timed_rdlock(l, 1, clockid, abstime);
+}
+
+int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
+{
+	return timed_wrlock(l, 0, CLOCK_REALTIME, abstime);
+}
+
+int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clockid,
+			       const struct timespec *abstime)
+{
+	return timed_wrlock(l, 1, clockid, abstime);
+}
+
+int pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+	ensure_resolved();
+	MARK_rwlock_unlock(l);
+	return real.rwlock_unlock(l);
+}
+
+int pthread_rwlock_destroy(pthread_rwlock_t *l)
+{
+	ensure_resolved();
+	MARK_rwlock_destroy(l);
+	return real.rwlock_destroy(l);
+}
+
+/*
+ * Threads.  glibc fires pthread_create in the parent once *newthread is set
+ * (on success), and pthread_start in the new thread before its start
+ * routine: the wrapper starts the thread on a trampoline that fires the
+ * mark and calls the routine.  APPROX: glibc's mark carries the start
+ * routine and argument as given; so does the trampoline's.
+ */
+struct start {
+	void *(*routine)(void *);
+	void *arg;
+};
+
+static void *start_trampoline(void *p)
+{
+	struct start s = *(struct start *)p;
+
+	free(p);
+	MARK_pthread_start(pthread_self(), s.routine, s.arg);
+	return s.routine(s.arg);
+}
+
+int pthread_create(pthread_t *newthread, const pthread_attr_t *attr,
+		   void *(*routine)(void *), void *arg)
+{
+	struct start *s;
+	int rc;
+
+	ensure_resolved();
+	s = malloc(sizeof(*s));
+	if (!s)
+		return EAGAIN;
+	s->routine = routine;
+	s->arg = arg;
+	rc = real.create(newthread, attr, start_trampoline, s);
+	if (rc != 0) {
+		free(s);
+		return rc;
+	}
+	MARK_pthread_create(newthread, attr, routine, arg);
+	return 0;
+}
+
+/* Joins: glibc marks the start and the end (the result, and the joined
+ * thread's return value whether or not the caller asked for it), but not
+ * the end of a join it refuses at once (EDEADLK; EINVAL and ESRCH it
+ * refuses before the start mark: APPROX, the wrapper fires that one). */
+#define JOIN(call)                                                     \
+	do {                                                           \
+		void *ret_ = NULL;                                     \
+		int rc_;                                               \
+		ensure_resolved();                                     \
+		MARK_pthread_join(t);                                  \
+		rc_ = (call);                                          \
+		if (rc_ != EDEADLK && rc_ != EINVAL && rc_ != ESRCH)   \
+			MARK_pthread_join_ret(t, rc_, rc_ == 0 ? ret_ : NULL); \
+		if (rc_ == 0 && retval)                                \
+			*retval = ret_;                                \
+		return rc_;                                            \
+	} while (0)
+
+int pthread_join(pthread_t t, void **retval)
+{
+	JOIN(real.join(t, &ret_));
+}
+
+int pthread_timedjoin_np(pthread_t t, void **retval, const struct timespec *abstime)
+{
+	JOIN(real.timedjoin(t, &ret_, abstime));
+}
+
+int pthread_clockjoin_np(pthread_t t, void **retval, clockid_t clockid,
+			 const struct timespec *abstime)
+{
+	JOIN(real.clockjoin(t, &ret_, clockid, abstime));
+}
+
+int pthread_tryjoin_np(pthread_t t, void **retval)
+{
+	JOIN(real.tryjoin(t, &ret_));
 }
