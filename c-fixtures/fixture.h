@@ -140,13 +140,13 @@ static inline void mutex_init_kind(pthread_mutex_t *m, int kind)
 	CHECK(pthread_mutexattr_destroy(&attr));
 }
 
-/* Is thread TID of this process asleep in futex(2) on ADDR, the lock word
- * of a mutex it waits for?  /proc/self/task/TID/syscall then reads
- * "202 0xADDR ..." (202: futex on x86_64). */
-static inline int fixture_sleeps_on(pid_t tid, const void *addr)
+/* Is thread TID of this process asleep in futex(2)?  If so, and ADDR is
+ * not NULL, *ADDR is the futex word it waits on: /proc/self/task/TID/syscall
+ * then reads "202 0xADDR ..." (202: futex on x86_64). */
+static inline int fixture_futex_wait(pid_t tid, unsigned long *addr)
 {
 	char path[64], buf[256];
-	unsigned long nr, arg;
+	unsigned long nr, arg = 0;
 	FILE *f;
 	int ok;
 
@@ -154,27 +154,26 @@ static inline int fixture_sleeps_on(pid_t tid, const void *addr)
 	f = fopen(path, "r");
 	if (!f)
 		return 0;
-	ok = fgets(buf, sizeof buf, f) && sscanf(buf, "%lu %lx", &nr, &arg) == 2 &&
-	     nr == 202 && arg == (unsigned long)addr;
+	ok = fgets(buf, sizeof buf, f) && sscanf(buf, "%lu %lx", &nr, &arg) >= 1 && nr == 202;
 	fclose(f);
+	if (ok && addr)
+		*addr = arg;
 	return ok;
 }
 
-/* Is thread TID of this process asleep in futex(2), on any word? */
+/* Is thread TID asleep in futex(2) on ADDR, the lock word of a mutex it
+ * waits for? */
+static inline int fixture_sleeps_on(pid_t tid, const void *addr)
+{
+	unsigned long word;
+
+	return fixture_futex_wait(tid, &word) && word == (unsigned long)addr;
+}
+
+/* Is thread TID asleep in futex(2), on any word? */
 static inline int fixture_in_futex(pid_t tid)
 {
-	char path[64], buf[256];
-	unsigned long nr;
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	ok = fgets(buf, sizeof buf, f) && sscanf(buf, "%lu", &nr) == 1 && nr == 202;
-	fclose(f);
-	return ok;
+	return fixture_futex_wait(tid, NULL);
 }
 
 /* A deadline MS milliseconds from now on CLOCK. */

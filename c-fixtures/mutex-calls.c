@@ -44,17 +44,6 @@ static void *holder(void *arg)
 	return NULL;
 }
 
-static struct timespec in_future(clockid_t clock, long ms)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	ts.tv_nsec += ms * 1000000L;
-	ts.tv_sec += ts.tv_nsec / 1000000000L;
-	ts.tv_nsec %= 1000000000L;
-	return ts;
-}
-
 int main(int argc, char **argv)
 {
 	pthread_mutex_t lock_e, lock_r;
@@ -91,12 +80,12 @@ int main(int argc, char **argv)
 	CHECK(pthread_mutex_unlock(&lock_r));
 	CHECK(pthread_mutex_destroy(&lock_r));
 
-	ts = in_future(CLOCK_REALTIME, 1000);
+	ts = fixture_in_future(CLOCK_REALTIME, 1000);
 	CHECK(pthread_mutex_timedlock(&lock_n, &ts));
 	CHECK(pthread_mutex_unlock(&lock_n));
-	ts = in_future(CLOCK_MONOTONIC, 1000);
+	ts = fixture_in_future(CLOCK_MONOTONIC, 1000);
 	CHECK(pthread_mutex_clocklock(&lock_n, CLOCK_MONOTONIC, &ts));
-	ts = in_future(CLOCK_REALTIME, 1);
+	ts = fixture_in_future(CLOCK_REALTIME, 1);
 	rc = pthread_cond_timedwait(&cond, &lock_n, &ts);
 	truth("result cond-timedwait %s", errname(rc));
 	CHECK(pthread_mutex_unlock(&lock_n));
@@ -108,7 +97,7 @@ int main(int argc, char **argv)
 	CHECK(pthread_mutex_unlock(&lock_y));
 
 	CHECK(pthread_mutex_lock(&lock_z));
-	ts = in_future(CLOCK_REALTIME, 1);
+	ts = fixture_in_future(CLOCK_REALTIME, 1);
 	rc = pthread_mutex_timedlock(&lock_z, &ts);
 	truth("result timedlock-Z %s", errname(rc));
 	CHECK(pthread_mutex_unlock(&lock_z));

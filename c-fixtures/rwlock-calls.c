@@ -30,14 +30,15 @@ static void *reader_a(void *arg)
 	(void)arg;
 	tid_a = gettid();
 	STEP();					/* 1: tids known */
+	STEP();					/* 2: go */
 	CHECK(pthread_rwlock_rdlock(&lock_l));
-	STEP();					/* 2: A reads */
-	STEP();					/* 3: B reads */
+	STEP();					/* 3: A reads */
+	STEP();					/* 4: B reads */
 	while (!fixture_in_futex(tid_t))	/* T waits for the readers */
 		sched_yield();
 	CHECK(pthread_rwlock_unlock(&lock_l));
-	STEP();					/* 4: both let go */
-	STEP();					/* 5: T writes */
+	STEP();					/* 5: both let go */
+	STEP();					/* 6: T writes, and tried */
 	rc = pthread_rwlock_tryrdlock(&lock_l);
 	truth("result tryrdlock-A %s", errname(rc));
 	rc = pthread_rwlock_trywrlock(&lock_l);
@@ -45,7 +46,7 @@ static void *reader_a(void *arg)
 	ts = fixture_in_future(CLOCK_REALTIME, 1);
 	rc = pthread_rwlock_timedrdlock(&lock_l, &ts);
 	truth("result timedrdlock-A %s", errname(rc));
-	STEP();					/* 6: A done */
+	STEP();					/* 7: A tried */
 	return NULL;
 }
 
@@ -55,14 +56,15 @@ static void *reader_b(void *arg)
 	tid_b = gettid();
 	STEP();					/* 1 */
 	STEP();					/* 2 */
-	CHECK(pthread_rwlock_rdlock(&lock_l));
 	STEP();					/* 3 */
+	CHECK(pthread_rwlock_rdlock(&lock_l));
+	STEP();					/* 4 */
 	while (!fixture_in_futex(tid_t))
 		sched_yield();
 	CHECK(pthread_rwlock_unlock(&lock_l));
-	STEP();					/* 4: both let go */
 	STEP();					/* 5 */
 	STEP();					/* 6 */
+	STEP();					/* 7 */
 	return NULL;
 }
 
@@ -85,16 +87,17 @@ int main(int argc, char **argv)
 	truth("thread B %d", (int)tid_b);
 	truth("expect none");
 	wait_for_go();
-	STEP();					/* 2 */
-	STEP();					/* 3: two readers */
+	STEP();					/* 2: go */
+	STEP();					/* 3 */
+	STEP();					/* 4: two readers */
 	CHECK(pthread_rwlock_wrlock(&lock_l));	/* blocked by A and B */
-	STEP();					/* 4 */
+	STEP();					/* 5 */
 	rc = pthread_rwlock_wrlock(&lock_l);
 	truth("result wrlock-again-T %s", errname(rc));
 	rc = pthread_rwlock_rdlock(&lock_l);
 	truth("result rdlock-while-writing-T %s", errname(rc));
-	STEP();					/* 5: T writes, and tried */
-	STEP();					/* 6: A tried */
+	STEP();					/* 6: T writes, and tried */
+	STEP();					/* 7: A tried */
 	CHECK(pthread_rwlock_unlock(&lock_l));
 	CHECK(pthread_rwlock_tryrdlock(&lock_l));
 	CHECK(pthread_rwlock_unlock(&lock_l));
