@@ -61,6 +61,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	fixture_start("cond-calls", argc, argv);
+	fixture_one_cpu();
 	CHECK(pthread_barrier_init(&step, NULL, 2));
 	CHECK(pthread_create(&w, NULL, waiter, NULL));
 	pthread_barrier_wait(&step);		/* 1 */

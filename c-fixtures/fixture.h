@@ -30,6 +30,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,25 @@ static void fixture_start(const char *name, int argc, char **argv)
 			fprintf(stderr, "fixture: watcher thread: %s\n", strerror(rc));
 			exit(2);
 		}
+	}
+}
+
+/*
+ * Pins the process (and the threads it creates afterwards) to the CPU it
+ * runs on.  For fixtures whose test compares the order of each thread's
+ * events: the runtimes buffer probe output per CPU, so the events of a
+ * thread that moved between CPUs may be printed out of order.
+ */
+static inline void fixture_one_cpu(void)
+{
+	cpu_set_t one;
+	int cpu = sched_getcpu();
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu < 0 ? 0 : cpu, &one);
+	if (sched_setaffinity(0, sizeof one, &one) != 0) {
+		fprintf(stderr, "fixture: sched_setaffinity: %s\n", strerror(errno));
+		exit(2);
 	}
 }
 

@@ -52,6 +52,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	fixture_start("mutex-calls", argc, argv);
+	fixture_one_cpu();
 	truth("mutex E %p", (void *)&lock_e);
 	truth("mutex R %p", (void *)&lock_r);
 	truth("mutex N %p", (void *)&lock_n);

@@ -75,6 +75,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	fixture_start("rwlock-calls", argc, argv);
+	fixture_one_cpu();
 	tid_t = gettid();
 	CHECK(pthread_barrier_init(&step, NULL, 3));
 	CHECK(pthread_rwlock_init(&lock_l, NULL));

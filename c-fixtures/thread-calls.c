@@ -37,6 +37,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	fixture_start("thread-calls", argc, argv);
+	fixture_one_cpu();
 	truth("thread T %d", (int)gettid());
 	truth("mutex X %p", (void *)&lock_x);
 	truth("routine worker %p", (void *)worker);
