@@ -44,7 +44,8 @@ SOURCES    ?= preload glibc functions
 FIXTURES   := self-relock abba cycle-3 cycle-5 cycle-8 recursive-relock \
               errorcheck-relock trylock-fail contention mutex-calls \
               many-waiters quick-exit crash-segv crash-abort steady static \
-              hung-mix rwlock-cycle condvar-waiters rwlock-calls cond-calls thread-calls
+              hung-mix rwlock-cycle condvar-waiters rwlock-calls cond-calls thread-calls \
+              lock-waits
 FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
 # built with musl-gcc (musl-tools), for the tests only
 TEST_FIXTURE_BINS := $(BUILD)/fixtures/musl-quick-exit

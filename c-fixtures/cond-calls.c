@@ -62,6 +62,10 @@ int main(int argc, char **argv)
 
 	fixture_start("cond-calls", argc, argv);
 	fixture_one_cpu();
+	truth_code(waiter);
+	truth_code(wake);
+	truth_code(main);
+	truth_code_end();
 	CHECK(pthread_barrier_init(&step, NULL, 2));
 	CHECK(pthread_create(&w, NULL, waiter, NULL));
 	pthread_barrier_wait(&step);		/* 1 */

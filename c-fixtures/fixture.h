@@ -13,6 +13,12 @@
  *   truth locks N                     (pthread_mutex_lock calls it makes)
  *   truth result CALL ERRNAME         (what a call it makes returned)
  *   truth done                        (a benign fixture finished)
+ *   truth waits LOCK KIND WAITED ACQUIRED HOLDER
+ *                                     (LOCK's KIND acquisitions: how many
+ *                                      waited, of how many, held by whom)
+ *   truth code FUNCTION ADDRESS       (where a function's code starts; and
+ *   truth code end ADDRESS             where the program's code ends: which
+ *                                      function a probe's caller is in)
  * With --wait-for-go as its only argument, a fixture stops before its
  * interesting part until a line arrives on stdin (or, with
  * FIXTURE_GO_FILE=PATH in its environment, until PATH exists), so that a
@@ -88,6 +94,14 @@ static void fixture_start(const char *name, int argc, char **argv)
 			exit(2);
 		}
 	}
+}
+
+/* truth "code FUNCTION ADDRESS", and "code end ADDRESS" (see above) */
+#define truth_code(fn) truth("code %s %p", #fn, (void *)(fn))
+extern char etext[];
+static inline void truth_code_end(void)
+{
+	truth("code end %p", (void *)etext);
 }
 
 /*

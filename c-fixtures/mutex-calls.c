@@ -53,6 +53,9 @@ int main(int argc, char **argv)
 
 	fixture_start("mutex-calls", argc, argv);
 	fixture_one_cpu();
+	truth_code(holder);
+	truth_code(main);
+	truth_code_end();
 	truth("mutex E %p", (void *)&lock_e);
 	truth("mutex R %p", (void *)&lock_r);
 	truth("mutex N %p", (void *)&lock_n);

@@ -76,6 +76,10 @@ int main(int argc, char **argv)
 
 	fixture_start("rwlock-calls", argc, argv);
 	fixture_one_cpu();
+	truth_code(reader_a);
+	truth_code(reader_b);
+	truth_code(main);
+	truth_code_end();
 	tid_t = gettid();
 	CHECK(pthread_barrier_init(&step, NULL, 3));
 	CHECK(pthread_rwlock_init(&lock_l, NULL));

@@ -8,6 +8,10 @@
  *     end-with-target STAP_PID -c PIDFILE   the command stap -c started,
  *                                           through start-gate --pid-file
  *     end-with-target STAP_PID -s           no target (system-wide)
+ *     ... --maps FILE                       also keep a copy of the
+ *                                           target's /proc/PID/maps in
+ *                                           FILE (launcher/symbolize
+ *                                           names addresses with it)
  *
  * pthread-stap starts it in the background, then execs stap, so STAP_PID
  * is its own pid.  Every 20 ms it looks at (a process is known by its pid
@@ -185,6 +189,52 @@ static int stapbpf_wakeup(pid_t pid)
 	return int_ignored ? SIGTERM : SIGINT;
 }
 
+/* Copies /proc/PID/maps to PATH (through PATH.tmp) when it changed since
+ * the last copy, kept in *LAST (malloc'd). */
+static void keep_maps(pid_t pid, const char *path, char **last)
+{
+	char src[64], tmp[4096];
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *in, *out;
+	int ok;
+
+	snprintf(src, sizeof src, "/proc/%d/maps", (int)pid);
+	in = fopen(src, "r");
+	if (!in)
+		return;
+	out = open_memstream(&buf, &size);
+	if (!out) {
+		fclose(in);
+		return;
+	}
+	for (;;) {
+		size_t n = fread(tmp, 1, sizeof tmp, in);
+
+		if (n == 0)
+			break;
+		fwrite(tmp, 1, n, out);
+	}
+	fclose(in);
+	fclose(out);
+	if (size == 0 || (*last && strcmp(*last, buf) == 0)) {
+		free(buf);
+		return;
+	}
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	out = fopen(tmp, "w");
+	ok = out && fwrite(buf, 1, size, out) == size;
+	if (out && fclose(out) != 0)
+		ok = 0;
+	if (ok && rename(tmp, path) == 0) {
+		free(*last);
+		*last = buf;
+	} else {
+		unlink(tmp);
+		free(buf);
+	}
+}
+
 static void tick(void)
 {
 	const struct timespec ts = { 0, TICK_MS * 1000000L };
@@ -196,13 +246,18 @@ int main(int argc, char **argv)
 {
 	static const char *const runtimes[] = { "stapbpf", "staprun", "stapio", NULL };
 	struct proc stap, session = { 0, 0 }, target = { 0, 0 };
-	const char *mode = argc > 2 ? argv[2] : "", *pid_file = NULL;
+	const char *mode = argc > 2 ? argv[2] : "", *pid_file = NULL, *maps_file = NULL;
 	int attach = strcmp(mode, "-x") == 0, gone_ticks = -1, stuck_ticks = 0;
-	int interrupted = 0, terminated = 0;
+	int interrupted = 0, terminated = 0, nargs = argc;
+	char *maps_copy = NULL;
 
-	if (!((attach && argc == 4) || (strcmp(mode, "-c") == 0 && argc == 4) ||
-	      (strcmp(mode, "-s") == 0 && argc == 3))) {
-		fprintf(stderr, "usage: end-with-target STAP_PID (-x PID | -c PIDFILE | -s)\n");
+	if (argc >= 5 && strcmp(argv[argc - 2], "--maps") == 0) {
+		maps_file = argv[argc - 1];
+		nargs = argc - 2;
+	}
+	if (!((attach && nargs == 4) || (strcmp(mode, "-c") == 0 && nargs == 4) ||
+	      (strcmp(mode, "-s") == 0 && nargs == 3))) {
+		fprintf(stderr, "usage: end-with-target STAP_PID (-x PID | -c PIDFILE | -s) [--maps FILE]\n");
 		return 2;
 	}
 	signal(SIGINT, SIG_IGN);
@@ -260,6 +315,8 @@ int main(int argc, char **argv)
 				unlink(pid_file);
 			}
 		}
+		if (maps_file && target.pid && alive(&target))
+			keep_maps(target.pid, maps_file, &maps_copy);
 		if (gone_ticks < 0 && target.pid && !alive(&target)) {
 			gone_ticks = 0;
 			if (!session_alive && attach) {

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lock-waits - contention whose every figure is known, for the contention
+ * and hold-time scripts:
+ *   mutex hot_lock (global): ROUNDS times, thread H takes it (in
+ *     hold_hot), lets W1 and W2 call for it (in wait_hot), waits until
+ *     both sleep on it, holds it HOLD_MS more, and releases it.  Each
+ *     round: 3 acquisitions, 2 of them waited, both while H held it.
+ *   mutex quiet_lock (global): main takes it QUIET times; never waited.
+ *   rwlock table_lock (global): H holds it for writing (in write_table)
+ *     while W1 calls for a read lock (in read_table): 1 read acquisition
+ *     waited, on H.  Then W1 holds a read lock while H calls for the write
+ *     lock: 1 write acquisition waited, on the readers.
+ *   cond ready (global), its mutex ready_lock: W2 waits for it about
+ *     HOLD_MS (in await_ready) until main signals: a condition wait, never
+ *     contention.
+ * Truth: "truth mutex|rwlock|cond LABEL ADDR", "truth thread LABEL TID",
+ * "truth code FUNCTION ADDR", and per lock:
+ *   truth waits LABEL KIND WAITED ACQUIRED HOLDER   (HOLDER: a thread
+ *                                                    label, or "readers")
+ * Expect: no deadlock.
+ */
+#include "fixture.h"
+#include <sched.h>
+
+#define ROUNDS 3
+#define QUIET 100
+#define HOLD_MS 30
+
+pthread_mutex_t hot_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t quiet_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
+pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t ready = PTHREAD_COND_INITIALIZER;
+static pthread_barrier_t step;
+static pid_t tid_h, tid_w1, tid_w2;
+static int is_ready;
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* until thread tid sleeps on a futex inside the object at addr (size) */
+static void until_asleep_in(pid_t tid, const void *addr, size_t size)
+{
+	unsigned long word = 0;
+
+	while (!fixture_futex_wait(tid, &word) || word < (unsigned long)addr ||
+	       word >= (unsigned long)addr + size)
+		sched_yield();
+}
+
+__attribute__((noinline)) static void hold_hot(void)
+{
+	CHECK(pthread_mutex_lock(&hot_lock));
+}
+
+__attribute__((noinline)) static void wait_hot(void)
+{
+	CHECK(pthread_mutex_lock(&hot_lock));
+	CHECK(pthread_mutex_unlock(&hot_lock));
+}
+
+__attribute__((noinline)) static void write_table(void)
+{
+	CHECK(pthread_rwlock_wrlock(&table_lock));
+}
+
+__attribute__((noinline)) static void read_table(void)
+{
+	CHECK(pthread_rwlock_rdlock(&table_lock));
+}
+
+__attribute__((noinline)) static void await_ready(void)
+{
+	CHECK(pthread_mutex_lock(&ready_lock));
+	while (!is_ready)
+		CHECK(pthread_cond_wait(&ready, &ready_lock));
+	CHECK(pthread_mutex_unlock(&ready_lock));
+}
+
+static void *holder(void *arg)
+{
+	int r;
+
+	(void)arg;
+	tid_h = gettid();
+	pthread_barrier_wait(&step);		/* tids known */
+	pthread_barrier_wait(&step);		/* go */
+	for (r = 0; r < ROUNDS; r++) {
+		hold_hot();
+		pthread_barrier_wait(&step);	/* W1, W2: call for it */
+		until_asleep_in(tid_w1, &hot_lock, sizeof hot_lock);
+		until_asleep_in(tid_w2, &hot_lock, sizeof hot_lock);
+		sleep_ms(HOLD_MS);
+		CHECK(pthread_mutex_unlock(&hot_lock));
+		pthread_barrier_wait(&step);	/* round over */
+	}
+	/* the table: a reader waits for this writer */
+	write_table();
+	pthread_barrier_wait(&step);		/* W1: read it */
+	until_asleep_in(tid_w1, &table_lock, sizeof table_lock);
+	sleep_ms(HOLD_MS);
+	CHECK(pthread_rwlock_unlock(&table_lock));
+	pthread_barrier_wait(&step);		/* W1 reads */
+	/* this writer waits for the reader (W1 lets go once it sleeps) */
+	write_table();
+	CHECK(pthread_rwlock_unlock(&table_lock));
+	pthread_barrier_wait(&step);		/* done */
+	return NULL;
+}
+
+static void *waiter1(void *arg)
+{
+	int r;
+
+	(void)arg;
+	tid_w1 = gettid();
+	pthread_barrier_wait(&step);
+	pthread_barrier_wait(&step);
+	for (r = 0; r < ROUNDS; r++) {
+		pthread_barrier_wait(&step);
+		wait_hot();
+		pthread_barrier_wait(&step);
+	}
+	pthread_barrier_wait(&step);		/* H writes */
+	read_table();				/* waits for H */
+	pthread_barrier_wait(&step);		/* reads */
+	until_asleep_in(tid_h, &table_lock, sizeof table_lock);	/* H waits for this reader */
+	sleep_ms(HOLD_MS);
+	CHECK(pthread_rwlock_unlock(&table_lock));
+	pthread_barrier_wait(&step);
+	return NULL;
+}
+
+static void *waiter2(void *arg)
+{
+	int r;
+
+	(void)arg;
+	tid_w2 = gettid();
+	pthread_barrier_wait(&step);
+	pthread_barrier_wait(&step);
+	for (r = 0; r < ROUNDS; r++) {
+		pthread_barrier_wait(&step);
+		wait_hot();
+		pthread_barrier_wait(&step);
+	}
+	pthread_barrier_wait(&step);
+	pthread_barrier_wait(&step);
+	await_ready();				/* main signals it */
+	pthread_barrier_wait(&step);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t h, w1, w2;
+	int r, i;
+
+	fixture_start("lock-waits", argc, argv);
+	CHECK(pthread_barrier_init(&step, NULL, 4));
+	CHECK(pthread_create(&h, NULL, holder, NULL));
+	CHECK(pthread_create(&w1, NULL, waiter1, NULL));
+	CHECK(pthread_create(&w2, NULL, waiter2, NULL));
+	pthread_barrier_wait(&step);		/* tids known */
+	truth_code(hold_hot);
+	truth_code(wait_hot);
+	truth_code(write_table);
+	truth_code(read_table);
+	truth_code(await_ready);
+	truth_code(main);
+	truth_code_end();
+	truth("mutex hot_lock %p", (void *)&hot_lock);
+	truth("mutex quiet_lock %p", (void *)&quiet_lock);
+	truth("rwlock table_lock %p", (void *)&table_lock);
+	truth("mutex ready_lock %p", (void *)&ready_lock);
+	truth("cond ready %p", (void *)&ready);
+	truth("thread H %d", (int)tid_h);
+	truth("thread W1 %d", (int)tid_w1);
+	truth("thread W2 %d", (int)tid_w2);
+	truth("thread T %d", (int)gettid());
+	truth("waits hot_lock mutex %d %d H", 2 * ROUNDS, 3 * ROUNDS);
+	truth("waits quiet_lock mutex 0 %d -", QUIET);
+	truth("waits table_lock rw-read 1 1 H");
+	truth("waits table_lock rw-write 1 2 readers");
+	truth("expect none");
+	wait_for_go();
+	pthread_barrier_wait(&step);		/* go */
+	for (i = 0; i < QUIET; i++) {
+		CHECK(pthread_mutex_lock(&quiet_lock));
+		CHECK(pthread_mutex_unlock(&quiet_lock));
+	}
+	for (r = 0; r < ROUNDS; r++) {
+		pthread_barrier_wait(&step);
+		pthread_barrier_wait(&step);
+	}
+	pthread_barrier_wait(&step);		/* H writes */
+	pthread_barrier_wait(&step);		/* W1 reads */
+	/* W2 waits for the condition about HOLD_MS */
+	until_asleep_in(tid_w2, &ready, sizeof ready);
+	sleep_ms(HOLD_MS);
+	CHECK(pthread_mutex_lock(&ready_lock));
+	is_ready = 1;
+	CHECK(pthread_mutex_unlock(&ready_lock));
+	CHECK(pthread_cond_signal(&ready));
+	pthread_barrier_wait(&step);		/* done */
+	CHECK(pthread_join(h, NULL));
+	CHECK(pthread_join(w1, NULL));
+	CHECK(pthread_join(w2, NULL));
+	truth("done");
+	return 0;
+}
