@@ -32,9 +32,10 @@ WARN       := -Wall -Wextra -Werror
 BUILD      := build
 GLIBC_MARKS := $(BUILD)/glibc-marks
 
-# the tapset: the public vocabulary (pthread.stp) and its private layers;
-# bpf/ and linux/ hold each runtime's own helpers (stap picks the directory)
-TAPSET_FILES := tapset/pthread.stp tapset/pthread_sources.stp tapset/pthread_marks.stp
+# the tapset: the public vocabulary (pthread.stp), the reports' shared
+# helpers (pthread_report.stp) and the private layers; bpf/ and linux/ hold
+# each runtime's own helpers (stap picks the directory)
+TAPSET_FILES := tapset/pthread.stp tapset/pthread_report.stp tapset/pthread_sources.stp tapset/pthread_marks.stp
 
 # both runtimes: BPF natively; the kernel-module runtime natively where
 # this kernel loads modules, else in a qemu VM (lkm-vm/, set up by check)
@@ -45,7 +46,7 @@ FIXTURES   := self-relock abba cycle-3 cycle-5 cycle-8 recursive-relock \
               errorcheck-relock trylock-fail contention mutex-calls \
               many-waiters quick-exit crash-segv crash-abort steady static \
               hung-mix rwlock-cycle condvar-waiters rwlock-calls cond-calls thread-calls \
-              lock-waits
+              lock-waits lock-holds
 FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
 # built with musl-gcc (musl-tools), for the tests only
 TEST_FIXTURE_BINS := $(BUILD)/fixtures/musl-quick-exit
@@ -60,10 +61,12 @@ TEST_PACKAGES := dejagnu expect cppcheck shellcheck musl-tools
 
 all: tapset/pthread_marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(FIXTURE_BINS) $(BUILD)/bench/lockloop man
 
-# one page per documented probe and function, from tapset/pthread.stp
+# one page per documented probe and function, from tapset/pthread.stp and
+# tapset/pthread_report.stp
 man: $(BUILD)/man/.stamp
-$(BUILD)/man/.stamp: tapset/pthread.stp tools/tapset-man
-	rm -rf $(BUILD)/man && tools/tapset-man tapset/pthread.stp $(BUILD)/man && touch $@
+$(BUILD)/man/.stamp: tapset/pthread.stp tapset/pthread_report.stp tools/tapset-man
+	rm -rf $(BUILD)/man && tools/tapset-man tapset/pthread.stp $(BUILD)/man && \
+	  tools/tapset-man tapset/pthread_report.stp $(BUILD)/man && touch $@
 
 # (built into a temporary name and renamed: pthread-stap builds these on
 # demand, and two sessions may start at once)
