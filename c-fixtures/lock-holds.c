@@ -45,7 +45,7 @@
 #define READ_MS 20
 #define COND_MS 5
 #define WAIT_MS 30
-#define THREADS 5
+#define NTHREADS 5
 enum { T_MAIN, T_A, T_B, T_R, T_W };	/* the threads */
 
 pthread_mutex_t long_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -55,7 +55,7 @@ pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
 pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t ready = PTHREAD_COND_INITIALIZER;
 static pthread_barrier_t step;
-static pid_t tid_of[THREADS];	/* by thread (T_MAIN...) */
+static pid_t tid_of[NTHREADS];	/* by thread (T_MAIN...) */
 static int is_ready;
 static long asleep_at, freed_at;	/* main's clock (phase 6) */
 
@@ -64,8 +64,8 @@ struct hold {
 	long inner, outer;
 };
 /* each thread's own records: no lock around them */
-static struct hold holds[THREADS][QUICK + 8];
-static int nholds[THREADS];
+static struct hold holds[NTHREADS][QUICK + 8];
+static int nholds[NTHREADS];
 
 static long now_ns(void)
 {
@@ -263,8 +263,8 @@ static void *thread_body(void *arg)
 
 int main(int argc, char **argv)
 {
-	static const char *const label[THREADS] = { "T", "A", "B", "R", "W" };
-	pthread_t th[THREADS];
+	static const char *const label[NTHREADS] = { "T", "A", "B", "R", "W" };
+	pthread_t th[NTHREADS];
 	pthread_mutexattr_t recursive;
 	int i, j;
 
@@ -272,8 +272,8 @@ int main(int argc, char **argv)
 	CHECK(pthread_mutexattr_init(&recursive));
 	CHECK(pthread_mutexattr_settype(&recursive, PTHREAD_MUTEX_RECURSIVE));
 	CHECK(pthread_mutex_init(&nested_lock, &recursive));
-	CHECK(pthread_barrier_init(&step, NULL, THREADS));
-	for (i = 1; i < THREADS; i++)
+	CHECK(pthread_barrier_init(&step, NULL, NTHREADS));
+	for (i = 1; i < NTHREADS; i++)
 		CHECK(pthread_create(&th[i], NULL, thread_body, (void *)(long)i));
 	pthread_barrier_wait(&step);		/* tids known */
 	truth_code(hold_long);
@@ -296,15 +296,15 @@ int main(int argc, char **argv)
 	truth("mutex ready_lock %p", (void *)&ready_lock);
 	truth("cond ready %p", (void *)&ready);
 	tid_of[T_MAIN] = gettid();
-	for (i = 0; i < THREADS; i++)
+	for (i = 0; i < NTHREADS; i++)
 		truth("thread %s %d", label[i], (int)tid_of[i]);
 	truth("expect none");
 	wait_for_go();
 	pthread_barrier_wait(&step);		/* go */
 	phases(T_MAIN);
-	for (i = 1; i < THREADS; i++)
+	for (i = 1; i < NTHREADS; i++)
 		CHECK(pthread_join(th[i], NULL));
-	for (i = 0; i < THREADS; i++)
+	for (i = 0; i < NTHREADS; i++)
 		for (j = 0; j < nholds[i]; j++)
 			truth("hold %s %s %s %s %ld %ld", holds[i][j].lock, holds[i][j].kind,
 			      holds[i][j].thread, holds[i][j].function,

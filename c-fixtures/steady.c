@@ -6,6 +6,8 @@
  * rounds each).  Then it checks that both shared counters equal the sum
  * of the rounds every thread counted on its own: tracing, attaching or
  * detaching must never change what a program computes.
+ * With STEADY_PACE_MS=N in its environment, each thread rests N ms between
+ * rounds (a workload a slow, emulated runtime keeps up with).
  * Truth at the end: "truth rounds N", "truth result counters OK" (or BAD,
  * exit status 2), "truth done".
  */
@@ -18,6 +20,7 @@ static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
 static long counter_a, counter_b;
 static int finish;
+static struct timespec pace;
 
 static void *worker(void *arg)
 {
@@ -32,6 +35,8 @@ static void *worker(void *arg)
 		CHECK(pthread_mutex_unlock(&lock_a));
 		if (++*rounds == ROUNDS_WITHOUT_FILE && !getenv("FIXTURE_FINISH_FILE"))
 			break;
+		if (pace.tv_nsec)
+			nanosleep(&pace, NULL);
 	}
 	return NULL;
 }
@@ -42,6 +47,9 @@ int main(int argc, char **argv)
 	long rounds[WORKERS] = { 0 }, total = 0;
 	const char *finish_file = getenv("FIXTURE_FINISH_FILE");
 	int i, ok;
+
+	if (getenv("STEADY_PACE_MS"))
+		pace.tv_nsec = atol(getenv("STEADY_PACE_MS")) % 1000 * 1000000L;
 
 	fixture_start("steady", argc, argv);
 	truth("mutex A %p", (void *)&lock_a);
