@@ -30,7 +30,9 @@
  * from the holds:
  *   truth hold LOCK KIND THREAD FUNCTION INNER_NS OUTER_NS
  * with "truth mutex|rwlock|cond LABEL ADDR", "truth thread LABEL TID",
- * "truth code FUNCTION ADDR".
+ * "truth code FUNCTION ADDR".  Every hold's function is called from
+ * do_phase, called from phases, called from thread_body (main for thread
+ * T): a known call path for the stacks a tracer shows.
  * Expect: no deadlock.
  */
 #include "fixture.h"
@@ -212,7 +214,7 @@ __attribute__((noinline)) static void set_ready(void)
 
 /* what thread me does in each phase; a barrier ends every phase */
 #define PHASES 7
-static void do_phase(int phase, int me)
+__attribute__((noinline)) static void do_phase(int phase, int me)
 {
 	int i;
 
@@ -238,9 +240,10 @@ static void do_phase(int phase, int me)
 		await_ready();
 	if (phase == 7 && me == T_MAIN)
 		set_ready();
+	__asm__ volatile("" ::: "memory");	/* no tail call: do_phase stays on the stack */
 }
 
-static void phases(int me)
+__attribute__((noinline)) static void phases(int me)
 {
 	int phase;
 
@@ -287,6 +290,9 @@ int main(int argc, char **argv)
 	truth_code(try_read_table);
 	truth_code(await_ready);
 	truth_code(set_ready);
+	truth_code(do_phase);
+	truth_code(phases);
+	truth_code(thread_body);
 	truth_code(main);
 	truth_code_end();
 	truth("mutex long_lock %p", (void *)&long_lock);

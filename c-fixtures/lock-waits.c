@@ -18,6 +18,11 @@
  * "truth code FUNCTION ADDR", and per lock:
  *   truth waits LABEL KIND WAITED ACQUIRED HOLDER   (HOLDER: a thread
  *                                                    label, or "readers")
+ * and the call paths, two frames deep (the lock call's function, and the
+ * thread's function that called it), of the waits and of the holds that
+ * made others wait:
+ *   truth waited-at LABEL KIND FUNCTION CALLER COUNT
+ *   truth held-at LABEL KIND THREAD FUNCTION CALLER
  * Expect: no deadlock.
  */
 #include "fixture.h"
@@ -172,6 +177,9 @@ int main(int argc, char **argv)
 	truth_code(write_table);
 	truth_code(read_table);
 	truth_code(await_ready);
+	truth_code(holder);
+	truth_code(waiter1);
+	truth_code(waiter2);
 	truth_code(main);
 	truth_code_end();
 	truth("mutex hot_lock %p", (void *)&hot_lock);
@@ -187,6 +195,12 @@ int main(int argc, char **argv)
 	truth("waits quiet_lock mutex 0 %d -", QUIET);
 	truth("waits table_lock rw-read 1 1 H");
 	truth("waits table_lock rw-write 1 2 readers");
+	truth("waited-at hot_lock mutex wait_hot waiter1 %d", ROUNDS);
+	truth("waited-at hot_lock mutex wait_hot waiter2 %d", ROUNDS);
+	truth("waited-at table_lock rw-read read_table waiter1 1");
+	truth("waited-at table_lock rw-write write_table holder 1");
+	truth("held-at hot_lock mutex H hold_hot holder");
+	truth("held-at table_lock rw-read H write_table holder");
 	truth("expect none");
 	wait_for_go();
 	pthread_barrier_wait(&step);		/* go */
