@@ -4,7 +4,7 @@
 #   make demo          catch a real two-thread deadlock live (installs what it needs)
 #   make check         the DejaGnu suite, every runtime this host can run
 #   make installcheck  install for real, test the installed tree with plain stap, uninstall
-#   make bench         what the probes cost: untraced and traced, both sources
+#   make bench         what each script costs, against its floor and the references
 #   make install       tapset (into stap's own tapset directory), scripts,
 #                      preload library, man pages
 #   make lint          compiler warnings and cppcheck on all C, shellcheck,
@@ -46,20 +46,23 @@ FIXTURES   := self-relock abba cycle-3 cycle-5 cycle-8 recursive-relock \
               errorcheck-relock trylock-fail contention mutex-calls \
               many-waiters quick-exit crash-segv crash-abort steady static \
               hung-mix rwlock-cycle condvar-waiters rwlock-calls cond-calls thread-calls \
-              lock-waits lock-holds
+              lock-waits lock-holds lock-orders lock-orders-benign lock-classes
 FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
 # built with musl-gcc (musl-tools), for the tests only
 TEST_FIXTURE_BINS := $(BUILD)/fixtures/musl-quick-exit
-LAUNCHER_BINS := $(BUILD)/launcher/start-gate $(BUILD)/launcher/end-with-target $(BUILD)/launcher/who
+LAUNCHER_BINS := $(BUILD)/launcher/start-gate $(BUILD)/launcher/end-with-target $(BUILD)/launcher/who \
+                 $(BUILD)/launcher/lockorder-cycles
 
 # Debian packages: to build and run (make deps), to test and lint (make test-deps)
 DEB_PACKAGES  := systemtap systemtap-sdt-dev gcc make libc6-dev binutils
 TEST_PACKAGES := dejagnu expect cppcheck shellcheck musl-tools
+# the benchmark's references (Valgrind's Helgrind and DRD) and real program (pigz)
+BENCH_PACKAGES := valgrind pigz
 
 .PHONY: all deps test-deps demo check installcheck bench install uninstall lint \
         clean glibc-marks man test-fixtures print-%
 
-all: tapset/pthread_marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(FIXTURE_BINS) $(BUILD)/bench/lockloop man
+all: tapset/pthread_marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(FIXTURE_BINS) $(BUILD)/bench/workloads $(BUILD)/bench/timed man
 
 # one page per documented probe and function, from tapset/pthread.stp and
 # tapset/pthread_report.stp
@@ -111,11 +114,13 @@ $(BUILD)/fixtures/musl-quick-exit: c-fixtures/quick-exit.c c-fixtures/fixture.h
 	@mkdir -p $(@D)
 	musl-gcc $(CFLAGS) $(WARN) -pthread -o $@ $<
 
+$(BUILD)/fixtures/lock-orders $(BUILD)/fixtures/lock-orders-benign: c-fixtures/lock-orders.h
+
 $(BUILD)/fixtures/%: c-fixtures/%.c c-fixtures/fixture.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $<
 
-$(BUILD)/bench/lockloop: bench/lockloop.c
+$(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) -O2 $(WARN) -pthread -o $@ $<
 
@@ -143,13 +148,14 @@ installcheck: test-deps all test-fixtures glibc-marks
 	@RUNTIME="$(RUNTIME)" SOURCES="$(SOURCES)" INSTALLCHECK=1 testsuite/run
 
 bench: deps all glibc-marks
+	@tools/install-deps $(BENCH_PACKAGES)
 	@tools/bench
 
 lint: test-deps all glibc-marks
 	$(CC) $(WARN) -I$(BUILD)/include -fsyntax-only -fPIC preload/pthread-marks.c
 	$(CC) $(WARN) -fsyntax-only host/memlock-shim.c
 	$(CC) $(WARN) -fsyntax-only lkm-vm/stapsh-relay.c
-	$(CC) $(WARN) -fsyntax-only -pthread bench/lockloop.c
+	for f in bench/*.c; do $(CC) $(WARN) -fsyntax-only -pthread $$f || exit 1; done
 	for f in launcher/*.c; do $(CC) $(WARN) -fsyntax-only $$f || exit 1; done
 	for f in c-fixtures/*.c; do $(CC) $(WARN) -DTHREADS=3 -fsyntax-only -pthread $$f || exit 1; done
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
@@ -159,7 +165,7 @@ lint: test-deps all glibc-marks
 # The installed tapset reads events from the system libc's marks where it has
 # them; otherwise from the installed preload library (programs then run with
 # LD_PRELOAD=$(pkglibdir)/libpthread-marks.so).
-install: $(BUILD)/libpthread-marks.so man
+install: $(BUILD)/libpthread-marks.so $(BUILD)/launcher/lockorder-cycles man
 	install -d $(DESTDIR)$(tapsetdir)/bpf $(DESTDIR)$(tapsetdir)/linux $(DESTDIR)$(scriptdir) \
 	    $(DESTDIR)$(pkglibdir) $(DESTDIR)$(mandir)/man8 $(DESTDIR)$(mandir)/man3
 	install -m 644 $(TAPSET_FILES) $(DESTDIR)$(tapsetdir)/
@@ -168,6 +174,7 @@ install: $(BUILD)/libpthread-marks.so man
 	install -m 755 $(BUILD)/libpthread-marks.so $(DESTDIR)$(pkglibdir)/
 	install -m 755 tools/pthread-marks-stpm tools/marks-source tools/marks-gen $(DESTDIR)$(pkglibdir)/
 	install -m 644 tapset/marks.list $(DESTDIR)$(pkglibdir)/
+	install -m 755 $(BUILD)/launcher/lockorder-cycles $(DESTDIR)$(pkglibdir)/
 	install -m 755 scripts/*.stp $(DESTDIR)$(scriptdir)/
 	install -m 644 scripts/*.meta $(DESTDIR)$(scriptdir)/
 	install -m 644 man/*.8 $(DESTDIR)$(mandir)/man8/

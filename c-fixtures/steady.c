@@ -7,7 +7,10 @@
  * of the rounds every thread counted on its own: tracing, attaching or
  * detaching must never change what a program computes.
  * With STEADY_PACE_MS=N in its environment, each thread rests N ms between
- * rounds (a workload a slow, emulated runtime keeps up with).
+ * rounds (a workload a slow, emulated runtime keeps up with).  With
+ * STEADY_HOLD_MS=N, each thread holds both locks N ms in each round: with
+ * N at least twice the pace, every round of every thread waits for A (the
+ * others hold it longer than it rests), so each second has contention.
  * Truth at the end: "truth rounds N", "truth result counters OK" (or BAD,
  * exit status 2), "truth done".
  */
@@ -20,7 +23,7 @@ static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
 static long counter_a, counter_b;
 static int finish;
-static struct timespec pace;
+static struct timespec pace, hold;
 
 static void *worker(void *arg)
 {
@@ -31,6 +34,8 @@ static void *worker(void *arg)
 		counter_a++;
 		CHECK(pthread_mutex_lock(&lock_b));
 		counter_b++;
+		if (hold.tv_nsec)
+			nanosleep(&hold, NULL);
 		CHECK(pthread_mutex_unlock(&lock_b));
 		CHECK(pthread_mutex_unlock(&lock_a));
 		if (++*rounds == ROUNDS_WITHOUT_FILE && !getenv("FIXTURE_FINISH_FILE"))
@@ -50,6 +55,8 @@ int main(int argc, char **argv)
 
 	if (getenv("STEADY_PACE_MS"))
 		pace.tv_nsec = atol(getenv("STEADY_PACE_MS")) % 1000 * 1000000L;
+	if (getenv("STEADY_HOLD_MS"))
+		hold.tv_nsec = atol(getenv("STEADY_HOLD_MS")) % 1000 * 1000000L;
 
 	fixture_start("steady", argc, argv);
 	truth("mutex A %p", (void *)&lock_a);
