@@ -46,7 +46,7 @@ FIXTURES   := self-relock abba cycle-3 cycle-5 cycle-8 recursive-relock \
               errorcheck-relock trylock-fail contention mutex-calls \
               many-waiters quick-exit crash-segv crash-abort steady static \
               hung-mix rwlock-cycle condvar-waiters rwlock-calls cond-calls thread-calls \
-              lock-waits lock-holds lock-orders lock-orders-benign lock-classes
+              lock-waits lock-holds lock-orders lock-orders-benign lock-classes lock-churn
 FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
 # built with musl-gcc (musl-tools), for the tests only
 TEST_FIXTURE_BINS := $(BUILD)/fixtures/musl-quick-exit
@@ -114,7 +114,7 @@ $(BUILD)/fixtures/musl-quick-exit: c-fixtures/quick-exit.c c-fixtures/fixture.h
 	@mkdir -p $(@D)
 	musl-gcc $(CFLAGS) $(WARN) -pthread -o $@ $<
 
-$(BUILD)/fixtures/lock-orders $(BUILD)/fixtures/lock-orders-benign: c-fixtures/lock-orders.h
+$(BUILD)/fixtures/lock-orders $(BUILD)/fixtures/lock-orders-benign $(BUILD)/fixtures/lock-churn: c-fixtures/lock-orders.h
 
 $(BUILD)/fixtures/%: c-fixtures/%.c c-fixtures/fixture.h
 	@mkdir -p $(@D)
