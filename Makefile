@@ -56,8 +56,9 @@ LAUNCHER_BINS := $(BUILD)/launcher/start-gate $(BUILD)/launcher/end-with-target 
 # Debian packages: to build and run (make deps), to test and lint (make test-deps)
 DEB_PACKAGES  := systemtap systemtap-sdt-dev gcc make libc6-dev binutils
 TEST_PACKAGES := dejagnu expect cppcheck shellcheck musl-tools
-# the benchmark's references (Valgrind's Helgrind and DRD) and real program (pigz)
-BENCH_PACKAGES := valgrind pigz
+# the benchmark's references (Valgrind's Helgrind and DRD, bpftrace), its
+# real program (pigz), and bpftool (the BPF maps' memory)
+BENCH_PACKAGES := valgrind pigz bpftrace bpftool
 
 .PHONY: all deps test-deps demo check installcheck bench install uninstall lint \
         clean glibc-marks man test-fixtures print-%

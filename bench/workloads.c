@@ -2,8 +2,9 @@
 /*
  * workloads - the lock patterns make bench times, each for a given number
  * of operations, timed by itself:
- *   single N          N lock+unlock pairs on one mutex, one thread (the
- *                     2010 proposal's loop)
+ *   single N          N lock+unlock pairs on one mutex, in main, in a
+ *                     process of one thread (the 2010 proposal's loop;
+ *                     glibc >= 2.35 then locks without atomics)
  *   contended T N     T threads, N pairs each, on one shared mutex
  *   private T N       T threads, N pairs each, each on a mutex of its own
  *   rwlock T N        T threads, N rdlock+unlock pairs each on one rwlock,
@@ -12,6 +13,9 @@
  *                     through one mutex and two condition variables
  *   locks L N         one thread, N pairs spread round-robin over L
  *                     distinct mutexes (how a script's maps grow)
+ *   spaced W N        one thread, N pairs on one mutex, each followed by W
+ *                     steps of work outside the lock (the lock rate falls
+ *                     as W grows: a tracer's overhead at a given rate)
  * Prints "ns_per_op X" (wall time over all operations: pairs, or hand-offs)
  * and "ops N".  (Zeroed memory is a default mutex in glibc: the L mutexes
  * are calloc'ed.)
@@ -122,7 +126,7 @@ static void run_threads(int n, void *(*fn)(void *))
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: workloads single N | contended T N | private T N | rwlock T N | condvar N | locks L N\n");
+	fprintf(stderr, "usage: workloads single N | contended T N | private T N | rwlock T N | condvar N | locks L N | spaced W N\n");
 	exit(2);
 }
 
@@ -136,12 +140,13 @@ int main(int argc, char **argv)
 	n_ops = atol(argv[argc - 1]);
 	if (argc == 4)
 		threads = atol(argv[2]);
-	if (n_ops <= 0 || threads <= 0 || (threads > 4096 && strcmp(argv[1], "locks") != 0))
+	if (n_ops <= 0 || threads < 0 || (threads == 0 && strcmp(argv[1], "spaced") != 0) ||
+	    (threads > 4096 && strcmp(argv[1], "locks") != 0 && strcmp(argv[1], "spaced") != 0))
 		usage();
 	total = n_ops * threads;
 	t0 = now_ns();
 	if (strcmp(argv[1], "single") == 0 && argc == 3) {
-		run_threads(1, contended);
+		contended(NULL);
 	} else if (strcmp(argv[1], "contended") == 0 && argc == 4) {
 		run_threads((int)threads, contended);
 	} else if (strcmp(argv[1], "private") == 0 && argc == 4) {
@@ -166,6 +171,16 @@ int main(int argc, char **argv)
 		}
 		total = n_ops;
 		free(m);
+	} else if (strcmp(argv[1], "spaced") == 0 && argc == 4) {
+		long w = threads, i, j;
+
+		for (i = 0; i < n_ops; i++) {
+			pthread_mutex_lock(&shared);
+			pthread_mutex_unlock(&shared);
+			for (j = 0; j < w; j++)
+				sink++;
+		}
+		total = n_ops;
 	} else {
 		usage();
 	}
