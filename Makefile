@@ -51,7 +51,7 @@ FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
 # built with musl-gcc (musl-tools), for the tests only
 TEST_FIXTURE_BINS := $(BUILD)/fixtures/musl-quick-exit
 LAUNCHER_BINS := $(BUILD)/launcher/start-gate $(BUILD)/launcher/end-with-target $(BUILD)/launcher/who \
-                 $(BUILD)/launcher/lockorder-cycles
+                 $(BUILD)/launcher/lockorder-cycles $(BUILD)/launcher/whole-lines
 
 # Debian packages: to build and run (make deps), to test and lint (make test-deps)
 DEB_PACKAGES  := systemtap systemtap-sdt-dev gcc make libc6-dev binutils
