@@ -148,8 +148,9 @@ static inline int fresh_acquisition(const pthread_mutex_t *m)
  * wrapper cannot see inside the real lock, so it tries the lock first; when
  * that finds the mutex busy, the thread is about to wait, and the wrapper
  * fires lll_lock_wait before calling the blocking lock.  (Not when the
- * process has one thread and the mutex is free: then nothing can wait.)  An errorcheck mutex the caller already owns
- * returns EDEADLK without waiting, as in glibc.  A trylock that succeeds or
+ * process has one thread and the mutex is free: then nothing can wait.)
+ * An errorcheck mutex the caller already owns returns EDEADLK without
+ * waiting, as in glibc.  A trylock that succeeds or
  * fails for a reason other than EBUSY (EOWNERDEAD, EAGAIN, EINVAL) is the
  * lock's own result.
  */
