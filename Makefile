@@ -14,10 +14,12 @@
 # suite per runtime, the kernel-module one in a VM where modules cannot be
 # loaded here; SOURCES="preload glibc functions" the event sources.
 
+VERSION    := $(shell cat VERSION)
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 datadir    ?= $(PREFIX)/share
 libdir     ?= $(PREFIX)/lib
+libexecdir ?= $(PREFIX)/libexec
 bindir     ?= $(PREFIX)/bin
 mandir     ?= $(datadir)/man
 # stap reads tapsets from its own directory only (or -I DIR): install there
@@ -25,17 +27,28 @@ STAP_TAPSETDIR := $(shell tools/stap-tapset-dir)
 tapsetdir  ?= $(STAP_TAPSETDIR)
 scriptdir  ?= $(datadir)/pthread-tapset/scripts
 pkglibdir  ?= $(libdir)/pthread-tapset
+pkglibexecdir ?= $(libexecdir)/pthread-tapset
+# what the installed product derives on the machine it runs on (the
+# tapset's macros for this host's libc, the BPF runtime's stand-in kernel
+# build tree, pthread-stap's per-library macros and run-time files)
+statedir   ?= /var/lib/pthread-tapset
 
 CC         ?= cc
 CFLAGS     ?= -O2 -g
 WARN       := -Wall -Wextra -Werror
-BUILD      := build
+BUILD      ?= build
 GLIBC_MARKS := $(BUILD)/glibc-marks
 
-# the tapset: the public vocabulary (pthread.stp), the reports' shared
-# helpers (pthread_report.stp) and the private layers; bpf/ and linux/ hold
-# each runtime's own helpers (stap picks the directory)
-TAPSET_FILES := tapset/pthread.stp tapset/pthread_report.stp tapset/pthread_sources.stp tapset/pthread_marks.stp
+# the tapset: the public vocabulary (pthread-tapset.stp), the reports' shared
+# helpers (pthread-tapset-report.stp) and the private layers; bpf/ and linux/ hold
+# each runtime's own helpers (stap picks the directory).  Every file name
+# starts with pthread-tapset: stap's tapset directory is shared with every
+# other package's tapsets.
+TAPSET_FILES := tapset/pthread-tapset.stp tapset/pthread-tapset-report.stp tapset/pthread-tapset-sources.stp tapset/pthread-tapset-marks.stp
+TAPSET_RUNTIME_FILES := bpf/pthread-tapset-runtime.stp linux/pthread-tapset-runtime.stp
+# the macros derived from this host's libc (tools/update-tapset): links in
+# the tapset directory to the files in $(statedir)/tapset
+TAPSET_HOST_FILES := pthread-tapset-lib.stpm bpf/pthread-tapset-args.stpm linux/pthread-tapset-args.stpm
 
 # both runtimes: BPF natively; the kernel-module runtime natively where
 # this kernel loads modules, else in a qemu VM (lkm-vm/, set up by check)
@@ -60,23 +73,26 @@ TEST_PACKAGES := dejagnu expect cppcheck shellcheck musl-tools
 # real program (pigz), and bpftool (the BPF maps' memory)
 BENCH_PACKAGES := valgrind pigz bpftrace bpftool
 
-.PHONY: all deps test-deps demo check installcheck bench install uninstall lint \
-        clean glibc-marks man test-fixtures print-%
+.PHONY: all product deps test-deps demo check installcheck bench install uninstall lint \
+        clean glibc-marks man test-fixtures deb rpm dist print-%
 
-all: tapset/pthread_marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(FIXTURE_BINS) $(BUILD)/bench/workloads $(BUILD)/bench/timed man
+all: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(FIXTURE_BINS) $(BUILD)/bench/workloads $(BUILD)/bench/timed man
 
-# one page per documented probe and function, from tapset/pthread.stp and
-# tapset/pthread_report.stp
+# what make install installs (no fixtures, no benchmark)
+product: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(BUILD)/host/libmemlock-shim.so man
+
+# one page per documented probe and function, from tapset/pthread-tapset.stp and
+# tapset/pthread-tapset-report.stp
 man: $(BUILD)/man/.stamp
-$(BUILD)/man/.stamp: tapset/pthread.stp tapset/pthread_report.stp tools/tapset-man
-	rm -rf $(BUILD)/man && tools/tapset-man tapset/pthread.stp $(BUILD)/man && \
-	  tools/tapset-man tapset/pthread_report.stp $(BUILD)/man && touch $@
+$(BUILD)/man/.stamp: tapset/pthread-tapset.stp tapset/pthread-tapset-report.stp tools/tapset-man
+	rm -rf $(BUILD)/man && tools/tapset-man tapset/pthread-tapset.stp $(BUILD)/man && \
+	  tools/tapset-man tapset/pthread-tapset-report.stp $(BUILD)/man && touch $@
 
 # (built into a temporary name and renamed: pthread-stap builds these on
 # demand, and two sessions may start at once)
 $(BUILD)/libpthread-marks.so: preload/pthread-marks.c $(BUILD)/include/pthread-marks.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WARN) -I$(BUILD)/include -fPIC -shared -o $@.tmp.$$$$ $< -ldl && mv $@.tmp.$$$$ $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(WARN) -I$(BUILD)/include -fPIC -shared -o $@.tmp.$$$$ $< -ldl && mv $@.tmp.$$$$ $@
 
 # tapset/marks.list is the one list of marks: the rest is derived from it
 # (tools/marks-gen).  The generated tapset file and doc are kept in the tree,
@@ -84,14 +100,18 @@ $(BUILD)/libpthread-marks.so: preload/pthread-marks.c $(BUILD)/include/pthread-m
 $(BUILD)/include/pthread-marks.h: tapset/marks.list tools/marks-gen
 	@mkdir -p $(@D)
 	tools/marks-gen header > $@.tmp.$$$$ && mv $@.tmp.$$$$ $@
-tapset/pthread_marks.stp: tapset/marks.list tools/marks-gen
+tapset/pthread-tapset-marks.stp: tapset/marks.list tools/marks-gen
 	tools/marks-gen tapset > $@.tmp && mv $@.tmp $@
 doc/marks.md: tapset/marks.list tools/marks-gen
 	tools/marks-gen doc > $@.tmp && mv $@.tmp $@
 
+$(BUILD)/host/libmemlock-shim.so: host/memlock-shim.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(WARN) -shared -fPIC -o $@.tmp.$$$$ $< -ldl && mv $@.tmp.$$$$ $@
+
 $(BUILD)/launcher/%: launcher/%.c launcher/proc.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WARN) -o $@.tmp.$$$$ $< && mv $@.tmp.$$$$ $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(WARN) -o $@.tmp.$$$$ $< && mv $@.tmp.$$$$ $@
 
 $(BUILD)/fixtures/cycle-%: c-fixtures/cycle.c c-fixtures/fixture.h
 	@mkdir -p $(@D)
@@ -163,37 +183,68 @@ lint: test-deps all glibc-marks
 	    --suppress=missingIncludeSystem -DTHREADS=3 -I$(BUILD)/include preload host launcher c-fixtures bench lkm-vm
 	tools/lint
 
-# The installed tapset reads events from the system libc's marks where it has
-# them; otherwise from the installed preload library (programs then run with
-# LD_PRELOAD=$(pkglibdir)/libpthread-marks.so).
-install: $(BUILD)/libpthread-marks.so $(BUILD)/launcher/lockorder-cycles man
-	install -d $(DESTDIR)$(tapsetdir)/bpf $(DESTDIR)$(tapsetdir)/linux $(DESTDIR)$(scriptdir) \
-	    $(DESTDIR)$(pkglibdir) $(DESTDIR)$(mandir)/man8 $(DESTDIR)$(mandir)/man3
+# The whole product, usable from any directory with no checkout and no
+# compiler: pthread-stap and its helpers, the tapset (in stap's own tapset
+# directory, so plain stap finds it), the scripts, the preload library and
+# every man page.  The tapset's host macros are derived by update-tapset on
+# the machine it runs on: here, when installing into the real system; a
+# package (DESTDIR set) runs it from its postinst / %post instead.
+LIBEXEC_PROGRAMS := $(LAUNCHER_BINS) launcher/symbolize tools/marks-source tools/marks-gen \
+                    tools/can-load-modules tools/stap-tapset-dir
+# the tools that read the layout file (its path written into their LAYOUT=)
+LAYOUT_PROGRAMS := host/prepare-bpf tools/pthread-marks-stpm tools/update-tapset
+pkgdatadir := $(datadir)/pthread-tapset
+install: product
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(tapsetdir)/bpf $(DESTDIR)$(tapsetdir)/linux $(DESTDIR)$(scriptdir) \
+	    $(DESTDIR)$(pkglibdir) $(DESTDIR)$(pkglibexecdir) $(DESTDIR)$(mandir)/man8 $(DESTDIR)$(mandir)/man3
 	install -m 644 $(TAPSET_FILES) $(DESTDIR)$(tapsetdir)/
-	install -m 644 tapset/bpf/pthread_runtime.stp $(DESTDIR)$(tapsetdir)/bpf/
-	install -m 644 tapset/linux/pthread_runtime.stp $(DESTDIR)$(tapsetdir)/linux/
-	install -m 755 $(BUILD)/libpthread-marks.so $(DESTDIR)$(pkglibdir)/
-	install -m 755 tools/pthread-marks-stpm tools/marks-source tools/marks-gen $(DESTDIR)$(pkglibdir)/
-	install -m 644 tapset/marks.list $(DESTDIR)$(pkglibdir)/
-	install -m 755 $(BUILD)/launcher/lockorder-cycles $(DESTDIR)$(pkglibdir)/
+	for f in $(TAPSET_RUNTIME_FILES); do install -m 644 tapset/$$f $(DESTDIR)$(tapsetdir)/$$f || exit 1; done
+	for f in $(TAPSET_HOST_FILES); do ln -sfn $(statedir)/tapset/$$f $(DESTDIR)$(tapsetdir)/$$f || exit 1; done
+	install -m 755 $(LIBEXEC_PROGRAMS) $(DESTDIR)$(pkglibexecdir)/
+	for f in pthread-stap $(LAYOUT_PROGRAMS); do \
+	    case $$f in pthread-stap) to=$(DESTDIR)$(bindir) ;; *) to=$(DESTDIR)$(pkglibexecdir) ;; esac; \
+	    sed 's|^LAYOUT=$$|LAYOUT=$(pkgdatadir)/layout|' $$f > $$to/$$(basename $$f) && chmod 755 $$to/$$(basename $$f) || exit 1; \
+	done
+	install -m 644 tapset/marks.list $(DESTDIR)$(pkgdatadir)/
+	printf '%s\n' "VERSION=$(VERSION)" "HELPERS=$(pkglibexecdir)" "SYMBOLIZE=$(pkglibexecdir)/symbolize" \
+	    "TOOLS=$(pkglibexecdir)" "PREPARE_BPF=$(pkglibexecdir)/prepare-bpf" "SCRIPTS=$(scriptdir)" \
+	    "STATE=$(statedir)" "PRELOAD_DEFAULT=$(pkglibdir)/libpthread-marks.so" \
+	    "MARKS_LIST=$(pkgdatadir)/marks.list" "SHIM=$(pkglibdir)/libmemlock-shim.so" > $(DESTDIR)$(pkgdatadir)/layout
+	chmod 644 $(DESTDIR)$(pkgdatadir)/layout
+	install -m 644 $(BUILD)/libpthread-marks.so $(BUILD)/host/libmemlock-shim.so $(DESTDIR)$(pkglibdir)/
 	install -m 755 scripts/*.stp $(DESTDIR)$(scriptdir)/
-	install -m 644 scripts/*.meta $(DESTDIR)$(scriptdir)/
+	install -m 644 scripts/*.meta scripts/*_example.txt $(DESTDIR)$(scriptdir)/
 	install -m 644 man/*.8 $(DESTDIR)$(mandir)/man8/
 	install -m 644 $(BUILD)/man/*.3stap $(DESTDIR)$(mandir)/man3/
-	@src=$$(tools/marks-source) || src=$(pkglibdir)/libpthread-marks.so; \
-	 read=$$src; [ "$$src" != $(pkglibdir)/libpthread-marks.so ] || read=$(DESTDIR)$$src; \
-	 echo "install: the pthread tapset (in $(tapsetdir)) reads its events from $$src"; \
-	 tools/pthread-marks-stpm --as "$$src" "$$read" $(DESTDIR)$(tapsetdir)
+	@if [ -z "$(DESTDIR)" ]; then $(pkglibexecdir)/update-tapset; \
+	 else echo "install: staged in $(DESTDIR); on the target, run $(pkglibexecdir)/update-tapset (the packages do)"; fi
 
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(tapsetdir)/,$(notdir $(TAPSET_FILES))) \
-	      $(DESTDIR)$(tapsetdir)/pthread_marks_lib.stpm \
-	      $(DESTDIR)$(tapsetdir)/bpf/pthread_runtime.stp $(DESTDIR)$(tapsetdir)/linux/pthread_runtime.stp \
-	      $(DESTDIR)$(tapsetdir)/bpf/pthread_marks_args.stpm $(DESTDIR)$(tapsetdir)/linux/pthread_marks_args.stpm
-	rm -rf $(DESTDIR)$(scriptdir) $(DESTDIR)$(pkglibdir)
-	rmdir $(DESTDIR)$(datadir)/pthread-tapset 2>/dev/null || true
+	rm -f $(addprefix $(DESTDIR)$(tapsetdir)/,$(notdir $(TAPSET_FILES)) $(TAPSET_RUNTIME_FILES) $(TAPSET_HOST_FILES))
+	rm -rf $(DESTDIR)$(pkgdatadir) $(DESTDIR)$(pkglibdir) $(DESTDIR)$(pkglibexecdir) $(DESTDIR)$(statedir)
+	rm -f $(DESTDIR)$(bindir)/pthread-stap
 	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/,$(notdir $(wildcard man/*.8)))
 	rm -f $(DESTDIR)$(mandir)/man3/probe::pthread.*.3stap $(DESTDIR)$(mandir)/man3/function::pthread_*.3stap
+
+# packages: the Debian one (lands beside this directory, as
+# dpkg-buildpackage puts it), the RPM (in build/rpm), and the source tarball
+deb:
+	@tools/install-deps debhelper fakeroot dpkg-dev
+	dpkg-buildpackage -us -uc -b
+
+rpm: dist
+	@tools/install-deps rpm
+	rm -rf $(BUILD)/rpm && mkdir -p $(BUILD)/rpm/SOURCES
+	cp $(BUILD)/pthread-tapset-$(VERSION).tar.gz $(BUILD)/rpm/SOURCES/
+	rpmbuild -bb --define "_topdir $(abspath $(BUILD)/rpm)" pthread-tapset.spec
+
+# the source tarball of the commit checked out (git archive: the same bytes
+# each time it is made from the same commit)
+dist:
+	@mkdir -p $(BUILD)
+	git archive --format=tar --prefix=pthread-tapset-$(VERSION)/ HEAD | gzip -n -9 > $(BUILD)/pthread-tapset-$(VERSION).tar.gz.tmp
+	mv $(BUILD)/pthread-tapset-$(VERSION).tar.gz.tmp $(BUILD)/pthread-tapset-$(VERSION).tar.gz
+	@echo "dist: $(BUILD)/pthread-tapset-$(VERSION).tar.gz"
 
 # make print-VAR: a variable's value (for the test scripts)
 print-%:

@@ -7,7 +7,7 @@
  *
  * One thin wrapper per pthread call.  Each fires the marks glibc built with
  * --enable-systemtap fires (provider "libc", as glibc >= 2.34), with the same
- * names, arguments and order, so tapset/pthread.stp serves both sources
+ * names, arguments and order, so tapset/pthread-tapset.stp serves both sources
  * unchanged; and, for the calls glibc leaves unmarked (trylock, timed
  * rwlocks, the end of a condition wait), marks of its own (provider
  * "pthread_tapset").  The marks are tapset/marks.list's, through the
