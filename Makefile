@@ -236,7 +236,7 @@ rpm: dist
 	@tools/install-deps rpm
 	rm -rf $(BUILD)/rpm && mkdir -p $(BUILD)/rpm/SOURCES
 	cp $(BUILD)/pthread-tapset-$(VERSION).tar.gz $(BUILD)/rpm/SOURCES/
-	rpmbuild -bb --define "_topdir $(abspath $(BUILD)/rpm)" pthread-tapset.spec
+	rpmbuild -bb --nodeps --define "_topdir $(abspath $(BUILD)/rpm)" pthread-tapset.spec
 
 # the source tarball of the commit checked out (git archive: the same bytes
 # each time it is made from the same commit)
