@@ -59,12 +59,13 @@ FIXTURES   := self-relock abba cycle-3 cycle-5 cycle-8 recursive-relock \
               errorcheck-relock trylock-fail contention mutex-calls \
               many-waiters quick-exit crash-segv crash-abort steady static \
               hung-mix rwlock-cycle condvar-waiters rwlock-calls cond-calls thread-calls \
-              lock-waits lock-holds lock-orders lock-orders-benign lock-classes lock-churn
+              lock-waits lock-holds lock-orders lock-orders-benign lock-classes lock-churn \
+              in-container
 FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
 # built with musl-gcc (musl-tools), for the tests only
 TEST_FIXTURE_BINS := $(BUILD)/fixtures/musl-quick-exit
 LAUNCHER_BINS := $(BUILD)/launcher/start-gate $(BUILD)/launcher/end-with-target $(BUILD)/launcher/who \
-                 $(BUILD)/launcher/lockorder-cycles $(BUILD)/launcher/whole-lines
+                 $(BUILD)/launcher/lockorder-cycles $(BUILD)/launcher/whole-lines $(BUILD)/launcher/bind-from
 
 # Debian packages: to build and run (make deps), to test and lint (make test-deps)
 DEB_PACKAGES  := systemtap systemtap-sdt-dev gcc make libc6-dev binutils
@@ -136,6 +137,7 @@ $(BUILD)/fixtures/musl-quick-exit: c-fixtures/quick-exit.c c-fixtures/fixture.h
 	musl-gcc $(CFLAGS) $(WARN) -pthread -o $@ $<
 
 $(BUILD)/fixtures/lock-orders $(BUILD)/fixtures/lock-orders-benign $(BUILD)/fixtures/lock-churn: c-fixtures/lock-orders.h
+$(BUILD)/fixtures/in-container: launcher/proc.h
 
 $(BUILD)/fixtures/%: c-fixtures/%.c c-fixtures/fixture.h
 	@mkdir -p $(@D)

@@ -10,6 +10,15 @@
  *                             at attach" (pthread-stap dl2 -x)
  * Exit status: 0 no deadlock, 3 a deadlock was found, 1 an error.
  *
+ * A process in a container (its own PID and mount namespaces) is read from
+ * the host, by its host pid: the tids glibc writes into lock memory are
+ * the container's, translated to the host's through each thread's NSpid
+ * line (/proc/PID/task/TID/status); a thread is printed by its host tid
+ * and, where it differs, the container's ("thread 32532 (7 in its
+ * namespace)").  libc's symbols come from the file the process maps
+ * (/proc/PID/map_files), whatever the host has at that path.  The
+ * process's cgroup is said, so that containers can be told apart.
+ *
  * How, per thread (x86_64, glibc):
  *   - /proc/PID/task/TID/syscall says whether it sleeps in futex(2), on
  *     which word, how (op) and expecting which value, and gives its stack
@@ -55,7 +64,8 @@
 enum what { RUNNING, SYSCALL, FUTEX, MUTEX, RWLOCK, JOIN, CONDVAR, BARRIER, SEMAPHORE };
 
 struct thread {
-	pid_t tid;
+	pid_t tid;                  /* as the host sees it */
+	pid_t nstid;                /* as the process sees it (its PID namespace) */
 	char comm[32];
 	char state;
 	enum what what;
@@ -63,7 +73,8 @@ struct thread {
 	unsigned long addr;         /* the futex word */
 	int timed;                  /* a deadline was given */
 	unsigned long sp;           /* its user stack pointer, 0 unknown */
-	pid_t holder;               /* who it waits for (0: nobody known) */
+	pid_t holder;               /* who it waits for, host tid (0: nobody known) */
+	pid_t holder_ns;            /* the same as the process sees it */
 	int holder_gone;            /* that thread has exited */
 	double asleep;              /* seconds, < 0 unknown */
 };
@@ -98,6 +109,7 @@ static struct thread *threads;
 static int nthreads;
 static struct range *ranges;
 static int nranges;
+static int in_namespace;        /* the process has a PID namespace of its own */
 
 static void die(const char *fmt, const char *arg)
 {
@@ -122,7 +134,21 @@ static struct thread *find_thread(pid_t tid)
 	return NULL;
 }
 
-/* libc: its path and load base, from /proc/PID/maps */
+/* The thread a word of lock memory names: glibc writes tids as the
+ * process sees them (its PID namespace's) */
+static struct thread *find_thread_ns(pid_t nstid)
+{
+	int i;
+
+	for (i = 0; i < nthreads; i++)
+		if (threads[i].nstid == nstid)
+			return &threads[i];
+	return NULL;
+}
+
+/* libc: the file the process maps (/proc/PID/map_files/START-END: the
+ * same inode, in whatever mount namespace) and its load base, from
+ * /proc/PID/maps, whose path column is the rest of the line */
 static int find_libc(char *path, size_t size, unsigned long *base)
 {
 	char maps[64], line[4096];
@@ -134,19 +160,21 @@ static int find_libc(char *path, size_t size, unsigned long *base)
 	if (!f)
 		return -1;
 	while (!found && fgets(line, sizeof line, f)) {
-		unsigned long start, offset;
-		char file[4096] = "";
-		const char *name;
+		unsigned long start, end, offset;
+		int at = 0;
+		const char *file, *name;
 
-		if (sscanf(line, "%lx-%*x %*s %lx %*s %*s %4095s", &start, &offset, file) < 2)
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &start, &end, &offset, &at) < 3 || !at)
 			continue;
+		file = line + at;
+		line[strcspn(line, "\n")] = 0;
 		name = strrchr(file, '/');
 		if (!name || offset != 0)
 			continue;
 		name++;
 		if (strcmp(name, "libc.so.6") == 0 ||
 		    (strncmp(name, "libc-", 5) == 0 && strstr(name, ".so"))) {
-			snprintf(path, size, "%s", file);
+			snprintf(path, size, "/proc/%d/map_files/%lx-%lx", (int)pid, start, end);
 			*base = start;
 			found = 1;
 		}
@@ -312,6 +340,16 @@ static int read_syscall(pid_t tid, long *nr, unsigned long a[6], unsigned long *
 	return fields;
 }
 
+/* T waits for the thread whose tid, as the process sees it, is NSTID */
+static void set_holder(struct thread *t, pid_t nstid)
+{
+	const struct thread *h = nstid > 0 ? find_thread_ns(nstid) : NULL;
+
+	t->holder_ns = nstid;
+	t->holder = h ? h->tid : 0;
+	t->holder_gone = nstid > 0 && !h;
+}
+
 static void look_at(struct thread *t, double now)
 {
 	unsigned long a[6], sp = 0;
@@ -337,13 +375,14 @@ static void look_at(struct thread *t, double now)
 	case 6:  /* FUTEX_LOCK_PI: a priority-inheritance mutex; the word holds the owner */
 	case 13: /* FUTEX_LOCK_PI2 */
 		t->what = MUTEX;
-		t->holder = (pid_t)(a[2] & 0x3fffffff);
-		if (t->holder == 0) {
+		t->holder_ns = (pid_t)(a[2] & 0x3fffffff);
+		if (t->holder_ns == 0) {
 			unsigned int word;
 
 			if (read_mem(t->addr, &word, sizeof word) == 0)
-				t->holder = (pid_t)(word & 0x3fffffff);
+				t->holder_ns = (pid_t)(word & 0x3fffffff);
 		}
+		set_holder(t, t->holder_ns);
 		return;
 	case 0:  /* FUTEX_WAIT */
 	case 9:  /* FUTEX_WAIT_BITSET */
@@ -358,18 +397,17 @@ static void look_at(struct thread *t, double now)
 		struct thread *owner = NULL;
 
 		if (read_mem(t->addr, word, sizeof word) == 0) {
-			owner = word[2] > 0 ? find_thread(word[2]) : NULL;
+			owner = word[2] > 0 ? find_thread_ns(word[2]) : NULL;
 			/* a mutex's owner, a thread of this process: whatever the
 			 * function (a condition wait takes its mutex back so) */
 			if (word[0] != 0 && owner && owner != t) {
 				t->what = MUTEX;
-				t->holder = owner->tid;
+				set_holder(t, word[2]);
 				return;
 			}
 			if (in == MUTEX && word[0] != 0 && word[2] > 0) {
 				t->what = MUTEX;
-				t->holder = word[2];
-				t->holder_gone = !owner;
+				set_holder(t, word[2]);
 				return;
 			}
 		}
@@ -379,10 +417,10 @@ static void look_at(struct thread *t, double now)
 			t->what = RWLOCK;
 			for (off = 8; off <= 12; off += 4)
 				if (read_mem(t->addr - (unsigned long)off + 24, &writer, sizeof writer) == 0 &&
-				    writer > 0 && find_thread(writer) && writer != t->tid) {
+				    writer > 0 && find_thread_ns(writer) && writer != t->nstid) {
 					/* the rwlock itself, found through its writer */
 					t->addr -= (unsigned long)off;
-					t->holder = writer;
+					set_holder(t, writer);
 					break;
 				}
 			return;
@@ -397,6 +435,7 @@ static void look_at(struct thread *t, double now)
 			if (joined && joined != t) {
 				t->what = JOIN;
 				t->holder = joined->tid;
+				t->holder_ns = joined->nstid;
 				return;
 			}
 		}
@@ -433,11 +472,26 @@ static const char *syscall_name(long nr)
 	}
 }
 
+/* A thread as the reports name it: by its host tid, and by the process's
+ * own where that differs ("thread 32532 (7 in its namespace)"); one
+ * that has exited, by the only tid known.  Into BUF, which it returns. */
+static const char *thread_name(char *buf, size_t size, pid_t tid, pid_t nstid)
+{
+	if (tid && nstid && nstid != tid)
+		snprintf(buf, size, "thread %d (%d in its namespace)", (int)tid, (int)nstid);
+	else if (tid)
+		snprintf(buf, size, "thread %d", (int)tid);
+	else
+		snprintf(buf, size, in_namespace ? "thread ? (%d in its namespace)" : "thread %d", (int)nstid);
+	return buf;
+}
+#define THREAD_NAME(tid, nstid) thread_name((char[64]){ 0 }, 64, (tid), (nstid))
+
 static void describe(const struct thread *t)
 {
 	const char *name;
 
-	printf("who:   thread %d (%s) ", (int)t->tid, t->comm);
+	printf("who:   %s (%s) ", THREAD_NAME(t->tid, t->nstid), t->comm);
 	switch (t->what) {
 	case RUNNING:
 		printf(t->state == 'R' ? "is running" : "is not in a system call (state %c)", t->state);
@@ -453,19 +507,19 @@ static void describe(const struct thread *t)
 		printf("waits on futex 0x%lx (not a lock with an owner)", t->addr);
 		break;
 	case MUTEX:
-		printf("waits%s for mutex 0x%lx held by thread %d%s", t->timed ? " (with a deadline)" : "",
-		       t->addr, (int)t->holder, t->holder_gone ? ", which has exited" : "");
+		printf("waits%s for mutex 0x%lx held by %s%s", t->timed ? " (with a deadline)" : "",
+		       t->addr, THREAD_NAME(t->holder, t->holder_ns), t->holder_gone ? ", which has exited" : "");
 		break;
 	case RWLOCK:
 		if (t->holder)
-			printf("waits%s for rwlock 0x%lx held for writing by thread %d",
-			       t->timed ? " (with a deadline)" : "", t->addr, (int)t->holder);
+			printf("waits%s for rwlock 0x%lx held for writing by %s",
+			       t->timed ? " (with a deadline)" : "", t->addr, THREAD_NAME(t->holder, t->holder_ns));
 		else
 			printf("waits%s for an rwlock (futex 0x%lx) held by readers",
 			       t->timed ? " (with a deadline)" : "", t->addr);
 		break;
 	case JOIN:
-		printf("waits for thread %d to exit (pthread_join)", (int)t->holder);
+		printf("waits for %s to exit (pthread_join)", THREAD_NAME(t->holder, t->holder_ns));
 		break;
 	case CONDVAR:
 		printf("waits on a condition variable (futex 0x%lx)%s", t->addr,
@@ -486,15 +540,14 @@ static void describe(const struct thread *t)
 /* One edge of a cycle, as dl2 prints it. */
 static void print_edge(const char *prefix, const struct thread *t)
 {
+	const char *waiter = THREAD_NAME(t->tid, t->nstid), *holder = THREAD_NAME(t->holder, t->holder_ns);
+
 	if (t->what == MUTEX)
-		printf("%s:   thread %d waits for mutex 0x%lx held by thread %d\n", prefix,
-		       (int)t->tid, t->addr, (int)t->holder);
+		printf("%s:   %s waits for mutex 0x%lx held by %s\n", prefix, waiter, t->addr, holder);
 	else if (t->what == RWLOCK)
-		printf("%s:   thread %d waits for rwlock 0x%lx held by thread %d\n", prefix,
-		       (int)t->tid, t->addr, (int)t->holder);
+		printf("%s:   %s waits for rwlock 0x%lx held by %s\n", prefix, waiter, t->addr, holder);
 	else
-		printf("%s:   thread %d waits for thread %d to exit\n", prefix, (int)t->tid,
-		       (int)t->holder);
+		printf("%s:   %s waits for %s to exit\n", prefix, waiter, holder);
 }
 
 /* Marks and prints every cycle of waits-for (untimed: a deadline ends a
@@ -546,6 +599,24 @@ static int print_cycles(const char *prefix, const char *at_attach)
 	return found;
 }
 
+/* Which container: the process's PID namespace, where it has its own, and
+ * its cgroup (with the container id a runtime's cgroup path carries) */
+static void where_it_runs(void)
+{
+	char cgroup[4096], id[80];
+	struct thread *main_thread = find_thread(pid);
+
+	if (in_namespace && main_thread)
+		printf("who: in its own PID namespace, as process %d there (each thread's number there in parentheses)\n",
+		       (int)main_thread->nstid);
+	if (proc_cgroup(pid, cgroup, sizeof cgroup) == 0) {
+		if (cgroup_container_id(cgroup, id, sizeof id) == 0)
+			printf("who: cgroup %s (container %s)\n", cgroup, id);
+		else
+			printf("who: cgroup %s\n", cgroup);
+	}
+}
+
 static int by_tid(const void *a, const void *b)
 {
 	return (int)((const struct thread *)a)->tid - (int)((const struct thread *)b)->tid;
@@ -595,6 +666,9 @@ int main(int argc, char **argv)
 		snprintf(file, sizeof file, "task/%d/comm", (int)t->tid);
 		if (read_proc(pid, file, t->comm, sizeof t->comm) == 0)
 			t->comm[strcspn(t->comm, "\n")] = 0;
+		t->nstid = proc_ns_tid(pid, t->tid);
+		if (t->nstid != t->tid)
+			in_namespace = 1;
 		nthreads++;
 	}
 	closedir(d);
@@ -624,6 +698,7 @@ int main(int argc, char **argv)
 	if (read_proc(pid, "comm", buf, sizeof buf) == 0)
 		buf[strcspn(buf, "\n")] = 0;
 	printf("who: process %d (%s), %d thread%s:\n", (int)pid, buf, nthreads, nthreads == 1 ? "" : "s");
+	where_it_runs();
 	for (i = 0; i < nthreads; i++)
 		describe(&threads[i]);
 	cycles = print_cycles("who", "");
