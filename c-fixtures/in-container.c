@@ -47,7 +47,7 @@ static const char *libc_dir, *libc_at, *binds[MAX_BINDS];
 static int nbinds;
 static char **cmd;
 
-static void fail(const char *what, const char *arg)
+__attribute__((noreturn)) static void fail(const char *what, const char *arg)
 {
 	fprintf(stderr, "in-container: %s %s: %s\n", what, arg ? arg : "", strerror(errno));
 	_exit(125);

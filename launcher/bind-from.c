@@ -34,7 +34,7 @@
 #define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
 #endif
 
-static void die(const char *what, const char *arg)
+__attribute__((noreturn)) static void die(const char *what, const char *arg)
 {
 	fprintf(stderr, "pthread-stap: cannot show the container's %s here: %s: %s\n", arg, what,
 		strerror(errno));
