@@ -374,16 +374,16 @@ static void look_at(struct thread *t, double now)
 	switch ((int)(a[1] & FUTEX_CMD_MASK)) {
 	case 6:  /* FUTEX_LOCK_PI: a priority-inheritance mutex; the word holds the owner */
 	case 13: /* FUTEX_LOCK_PI2 */
-		t->what = MUTEX;
-		t->holder_ns = (pid_t)(a[2] & 0x3fffffff);
-		if (t->holder_ns == 0) {
-			unsigned int word;
+	{
+		pid_t owner = (pid_t)(a[2] & 0x3fffffff);
+		unsigned int word;
 
-			if (read_mem(t->addr, &word, sizeof word) == 0)
-				t->holder_ns = (pid_t)(word & 0x3fffffff);
-		}
-		set_holder(t, t->holder_ns);
+		t->what = MUTEX;
+		if (owner == 0 && read_mem(t->addr, &word, sizeof word) == 0)
+			owner = (pid_t)(word & 0x3fffffff);
+		set_holder(t, owner);
 		return;
+	}
 	case 0:  /* FUTEX_WAIT */
 	case 9:  /* FUTEX_WAIT_BITSET */
 	case 11: /* FUTEX_WAIT_REQUEUE_PI */
