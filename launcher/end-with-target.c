@@ -12,6 +12,12 @@
  *                                           target's /proc/PID/maps in
  *                                           FILE (launcher/symbolize
  *                                           names addresses with it)
+ *     ... --threads FILE                    also keep, in FILE, a line
+ *                                           "HOST NS" per thread the
+ *                                           target ever had: its tid on
+ *                                           this host and in the target's
+ *                                           PID namespace (symbolize
+ *                                           names threads with it)
  *
  * pthread-stap starts it in the background, then execs stap, so STAP_PID
  * is its own pid.  Every 20 ms it looks at (a process is known by its pid
@@ -23,7 +29,9 @@
  *
  * The target has exited (or is a zombie):
  *   - before any session started (stap was still compiling): it says so
- *     in one line and stops stap (SIGTERM: stap then exits 1, silently);
+ *     in one line and stops stap (SIGTERM: stap then exits 1, silently;
+ *     sent once stap handles it, so never to a stap just exec'd, which it
+ *     would kill);
  *   - else it lets the runtime end by itself for 500 ms (stapbpf with -c;
  *     the kernel-module runtime's own exit probe), which also lets the
  *     last probe output drain, then sends stap SIGINT, as a user's Ctrl-C
@@ -169,6 +177,19 @@ static pid_t read_pid_file(const char *path)
 	return (pid_t)pid;
 }
 
+/* PID is stap and has a handler for SIG (SigCgt in /proc/PID/status). */
+static int catches(pid_t pid, int sig)
+{
+	char state, comm[64];
+	pid_t ppid;
+	unsigned long long start, caught;
+
+	if (proc_stat(pid, &state, &ppid, &start, comm, sizeof comm) != 0 || strcmp(comm, "stap") != 0 ||
+	    proc_signal_set(pid, "SigCgt", &caught) != 0)
+		return 0;
+	return (caught >> (sig - 1)) & 1;
+}
+
 /* The signal that wakes a stapbpf stuck in pause() after its interrupt
  * handler ran (see the top of this file), or 0 if it is not in that state. */
 static int stapbpf_wakeup(pid_t pid)
@@ -235,6 +256,56 @@ static void keep_maps(pid_t pid, const char *path, char **last)
 	}
 }
 
+/* Appends to PATH a line "HOST NS" for each thread of PID not in it yet
+ * (KNOWN: the host tids written so far, *NKNOWN of them, sorted).  Lines
+ * are never taken back: a report names a thread after it has exited. */
+static void keep_threads(pid_t pid, const char *path, pid_t **known, size_t *nknown)
+{
+	char dir[64];
+	DIR *d;
+	struct dirent *e;
+	FILE *out = NULL;
+
+	snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		pid_t tid, ns, *grown;
+		size_t lo = 0, hi = *nknown;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		tid = (pid_t)atoi(e->d_name);
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if ((*known)[mid] < tid)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < *nknown && (*known)[lo] == tid)
+			continue;
+		ns = proc_ns_tid(pid, tid);
+		if (!out)
+			out = fopen(path, "a");
+		if (!out)
+			break;
+		grown = realloc(*known, (*nknown + 1) * sizeof **known);
+		if (!grown)
+			break;
+		*known = grown;
+		memmove(*known + lo + 1, *known + lo, (*nknown - lo) * sizeof **known);
+		(*known)[lo] = tid;
+		(*nknown)++;
+		fprintf(out, "%d %d\n", (int)tid, (int)ns);
+	}
+	closedir(d);
+	if (out)
+		fclose(out);
+}
+
 static void tick(void)
 {
 	const struct timespec ts = { 0, TICK_MS * 1000000L };
@@ -250,14 +321,22 @@ int main(int argc, char **argv)
 	int attach = strcmp(mode, "-x") == 0, gone_ticks = -1, stuck_ticks = 0;
 	int interrupted = 0, terminated = 0, nargs = argc;
 	char *maps_copy = NULL;
+	const char *threads_file = NULL;
+	pid_t *threads_known = NULL;
+	size_t nthreads_known = 0;
 
-	if (argc >= 5 && strcmp(argv[argc - 2], "--maps") == 0) {
-		maps_file = argv[argc - 1];
-		nargs = argc - 2;
+	for (;;) {
+		if (nargs >= 5 && strcmp(argv[nargs - 2], "--maps") == 0)
+			maps_file = argv[nargs - 1];
+		else if (nargs >= 5 && strcmp(argv[nargs - 2], "--threads") == 0)
+			threads_file = argv[nargs - 1];
+		else
+			break;
+		nargs -= 2;
 	}
 	if (!((attach && nargs == 4) || (strcmp(mode, "-c") == 0 && nargs == 4) ||
 	      (strcmp(mode, "-s") == 0 && nargs == 3))) {
-		fprintf(stderr, "usage: end-with-target STAP_PID (-x PID | -c PIDFILE | -s) [--maps FILE]\n");
+		fprintf(stderr, "usage: end-with-target STAP_PID (-x PID | -c PIDFILE | -s) [--maps FILE] [--threads FILE]\n");
 		return 2;
 	}
 	signal(SIGINT, SIG_IGN);
@@ -317,9 +396,18 @@ int main(int argc, char **argv)
 		}
 		if (maps_file && target.pid && alive(&target))
 			keep_maps(target.pid, maps_file, &maps_copy);
+		if (threads_file && target.pid && alive(&target))
+			keep_threads(target.pid, threads_file, &threads_known, &nthreads_known);
 		if (gone_ticks < 0 && target.pid && !alive(&target)) {
 			gone_ticks = 0;
 			if (!session_alive && attach) {
+				/* stap exits 1, silently, on SIGTERM once it
+				 * handles it: until then (a stap just exec'd)
+				 * the signal would kill it, so wait */
+				if (!catches(stap.pid, SIGTERM)) {
+					gone_ticks = -1;
+					continue;
+				}
 				fprintf(stderr, "pthread-stap: process %d exited before tracing started\n",
 					(int)target.pid);
 				kill(stap.pid, SIGTERM);
