@@ -69,7 +69,7 @@ LAUNCHER_BINS := $(BUILD)/launcher/start-gate $(BUILD)/launcher/end-with-target 
 
 # Debian packages: to build and run (make deps), to test and lint (make test-deps)
 DEB_PACKAGES  := systemtap systemtap-sdt-dev gcc make libc6-dev binutils
-TEST_PACKAGES := dejagnu expect cppcheck shellcheck musl-tools man-db dpkg-dev debhelper lintian rpm
+TEST_PACKAGES := dejagnu expect python3 cppcheck shellcheck musl-tools man-db dpkg-dev debhelper lintian rpm
 # the benchmark's references (Valgrind's Helgrind and DRD, bpftrace), its
 # real program (pigz), and bpftool (the BPF maps' memory)
 BENCH_PACKAGES := valgrind pigz bpftrace bpftool

@@ -8,6 +8,9 @@
  *     who --deadlocks=P PID   only the deadlocks, as dl2 prints them, each
  *                             line prefixed "P:", the first saying "found
  *                             at attach" (pthread-stap dl2 -x)
+ *     who --cgroup PID        only its container: one line, the container
+ *                             id (12 digits) or "-", a tab, the cgroup
+ *                             (pthread-stap's first line and JSON)
  * Exit status: 0 no deadlock, 3 a deadlock was found, 1 an error.
  *
  * A process in a container (its own PID and mount namespaces) is read from
@@ -631,13 +634,24 @@ int main(int argc, char **argv)
 	double now;
 	int i, cycles;
 
+	if (argc == 3 && strcmp(argv[1], "--cgroup") == 0) {
+		char cgroup[4096], id[80];
+
+		pid = (pid_t)strtol(argv[2], &end, 10);
+		if (!argv[2][0] || *end != 0 || pid <= 0)
+			die("not a process id: %s", argv[2]);
+		if (proc_cgroup(pid, cgroup, sizeof cgroup) != 0)
+			die("cannot read the cgroup of process %s", argv[2]);
+		printf("%s\t%s\n", cgroup_container_id(cgroup, id, sizeof id) == 0 ? id : "-", cgroup);
+		return 0;
+	}
 	if (argc == 3 && strncmp(argv[1], "--deadlocks=", 12) == 0) {
 		prefix = argv[1] + 12;
 		arg = argv[2];
 	} else if (argc == 2) {
 		arg = argv[1];
 	} else {
-		fprintf(stderr, "usage: who [--deadlocks=PREFIX] PID\n");
+		fprintf(stderr, "usage: who [--deadlocks=PREFIX | --cgroup] PID\n");
 		return 1;
 	}
 	pid = (pid_t)strtol(arg, &end, 10);
