@@ -8,7 +8,8 @@
  *     who --deadlocks=P PID   only the deadlocks, as dl2 prints them, each
  *                             line prefixed "P:", the first saying "found
  *                             at attach" (pthread-stap dl2 -x)
- *     who --cgroup PID        only its container: one line, the container
+ *     who --container PID     only where it runs: one line, its number in
+ *                             its own PID namespace, a tab, the container
  *                             id (12 digits) or "-", a tab, the cgroup
  *                             (pthread-stap's first line and JSON)
  * Exit status: 0 no deadlock, 3 a deadlock was found, 1 an error.
@@ -634,7 +635,7 @@ int main(int argc, char **argv)
 	double now;
 	int i, cycles;
 
-	if (argc == 3 && strcmp(argv[1], "--cgroup") == 0) {
+	if (argc == 3 && strcmp(argv[1], "--container") == 0) {
 		char cgroup[4096], id[80];
 
 		pid = (pid_t)strtol(argv[2], &end, 10);
@@ -642,7 +643,8 @@ int main(int argc, char **argv)
 			die("not a process id: %s", argv[2]);
 		if (proc_cgroup(pid, cgroup, sizeof cgroup) != 0)
 			die("cannot read the cgroup of process %s", argv[2]);
-		printf("%s\t%s\n", cgroup_container_id(cgroup, id, sizeof id) == 0 ? id : "-", cgroup);
+		printf("%d\t%s\t%s\n", (int)proc_ns_tid(pid, pid),
+		       cgroup_container_id(cgroup, id, sizeof id) == 0 ? id : "-", cgroup);
 		return 0;
 	}
 	if (argc == 3 && strncmp(argv[1], "--deadlocks=", 12) == 0) {
@@ -651,7 +653,7 @@ int main(int argc, char **argv)
 	} else if (argc == 2) {
 		arg = argv[1];
 	} else {
-		fprintf(stderr, "usage: who [--deadlocks=PREFIX | --cgroup] PID\n");
+		fprintf(stderr, "usage: who [--deadlocks=PREFIX | --container] PID\n");
 		return 1;
 	}
 	pid = (pid_t)strtol(arg, &end, 10);
