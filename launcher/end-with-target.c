@@ -20,7 +20,8 @@
  *                                           names threads with it)
  *
  * pthread-stap starts it in the background, then execs stap, so STAP_PID
- * is its own pid.  Every 20 ms it looks at (a process is known by its pid
+ * is its own pid (or stapbpf, run directly with a cached BPF object: then
+ * STAP_PID is the session itself).  Every 20 ms it looks at (a process is known by its pid
  * and start time, so a reused pid is never mistaken for it):
  *   - stap's runtime process, the "session": stap's child named stapbpf
  *     (BPF runtime) or staprun/stapio (kernel-module runtime);
@@ -177,14 +178,16 @@ static pid_t read_pid_file(const char *path)
 	return (pid_t)pid;
 }
 
-/* PID is stap and has a handler for SIG (SigCgt in /proc/PID/status). */
+/* PID is stap (or stapbpf, which pthread-stap runs itself with a cached
+ * BPF object) and has a handler for SIG (SigCgt in /proc/PID/status). */
 static int catches(pid_t pid, int sig)
 {
 	char state, comm[64];
 	pid_t ppid;
 	unsigned long long start, caught;
 
-	if (proc_stat(pid, &state, &ppid, &start, comm, sizeof comm) != 0 || strcmp(comm, "stap") != 0 ||
+	if (proc_stat(pid, &state, &ppid, &start, comm, sizeof comm) != 0 ||
+	    (strcmp(comm, "stap") != 0 && strcmp(comm, "stapbpf") != 0) ||
 	    proc_signal_set(pid, "SigCgt", &caught) != 0)
 		return 0;
 	return (caught >> (sig - 1)) & 1;
@@ -355,7 +358,8 @@ int main(int argc, char **argv)
 		int stap_alive = alive(&stap), session_alive;
 
 		if (!session.pid && stap_alive) {
-			pid_t s = find_child(stap.pid, runtimes);
+			/* stapbpf run by pthread-stap itself is the session */
+			pid_t s = proc_comm_is(stap.pid, "stapbpf") ? stap.pid : find_child(stap.pid, runtimes);
 
 			if (s)
 				remember(&session, s);
@@ -415,6 +419,9 @@ int main(int argc, char **argv)
 			}
 		}
 		if (gone_ticks >= 0 && !interrupted && ++gone_ticks >= GRACE_TICKS) {
+			/* (a stapbpf just exec'd: once it handles SIGINT) */
+			if (proc_comm_is(stap.pid, "stapbpf") && !catches(stap.pid, SIGINT))
+				continue;
 			kill(stap.pid, SIGINT);
 			interrupted = 1;
 		}
