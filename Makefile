@@ -60,12 +60,13 @@ FIXTURES   := self-relock abba cycle-3 cycle-5 cycle-8 recursive-relock \
               many-waiters quick-exit crash-segv crash-abort steady static \
               hung-mix rwlock-cycle condvar-waiters rwlock-calls cond-calls thread-calls \
               lock-waits lock-holds lock-orders lock-orders-benign lock-classes lock-churn \
-              in-container
+              in-container hostile hostile-hang
 FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
 # built with musl-gcc (musl-tools), for the tests only
 TEST_FIXTURE_BINS := $(BUILD)/fixtures/musl-quick-exit
 LAUNCHER_BINS := $(BUILD)/launcher/start-gate $(BUILD)/launcher/end-with-target $(BUILD)/launcher/who \
-                 $(BUILD)/launcher/lockorder-cycles $(BUILD)/launcher/whole-lines $(BUILD)/launcher/bind-from
+                 $(BUILD)/launcher/lockorder-cycles $(BUILD)/launcher/whole-lines $(BUILD)/launcher/bind-from \
+                 $(BUILD)/launcher/safe-text
 
 # Debian packages: to build and run (make deps), to test and lint (make test-deps)
 DEB_PACKAGES  := systemtap systemtap-sdt-dev gcc make libc6-dev binutils
@@ -139,6 +140,19 @@ $(BUILD)/fixtures/musl-quick-exit: c-fixtures/quick-exit.c c-fixtures/fixture.h
 $(BUILD)/fixtures/lock-orders $(BUILD)/fixtures/lock-orders-benign $(BUILD)/fixtures/lock-churn: c-fixtures/lock-orders.h
 $(BUILD)/fixtures/in-container: launcher/proc.h
 
+# its locks and locking function renamed to names a hostile program would
+# choose (c-fixtures/hostile.c lists them): control characters, a quote, a
+# backslash, bytes that are not UTF-8
+$(BUILD)/fixtures/hostile $(BUILD)/fixtures/hostile-hang: c-fixtures/hostile.c c-fixtures/fixture.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) $(if $(findstring hang,$(@F)),-DHOSTILE_HANG) -pthread -c -o $@.o $<
+	objcopy --redefine-sym "hostile_esc=$$(printf 'evil\033[2J\033[31mRED\033[0m')" \
+	    --redefine-sym 'hostile_quote=quote"},"injected":"1' \
+	    --redefine-sym 'hostile_backslash=back\slash' \
+	    --redefine-sym "hostile_bytes=$$(printf 'bytes\377\376')" \
+	    --redefine-sym "hostile_take=$$(printf 'take\033]0;owned\007')" $@.o
+	$(CC) $(CFLAGS) -pthread -o $@ $@.o && rm -f $@.o
+
 $(BUILD)/fixtures/%: c-fixtures/%.c c-fixtures/fixture.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $<
@@ -191,7 +205,7 @@ lint: test-deps all glibc-marks
 # every man page.  The tapset's host macros are derived by update-tapset on
 # the machine it runs on: here, when installing into the real system; a
 # package (DESTDIR set) runs it from its postinst / %post instead.
-LIBEXEC_PROGRAMS := $(LAUNCHER_BINS) launcher/symbolize tools/marks-source tools/marks-gen \
+LIBEXEC_PROGRAMS := $(LAUNCHER_BINS) launcher/symbolize launcher/unprivileged tools/marks-source tools/marks-gen \
                     tools/can-load-modules tools/stap-tapset-dir
 # the tools that read the layout file (its path written into their LAYOUT=)
 LAYOUT_PROGRAMS := host/prepare-bpf tools/pthread-marks-stpm tools/update-tapset

@@ -316,6 +316,25 @@ static void tick(void)
 	nanosleep(&ts, NULL);
 }
 
+/* The pid file is read: gone, and with it the session's private directory
+ * that held it, when this keeps no file there (with --maps or --threads,
+ * pthread-stap removes it at the end) */
+static void remove_pid_file(const char *path, int keeps_files)
+{
+	char dir[4096];
+	char *slash;
+
+	unlink(path);
+	if (keeps_files)
+		return;
+	snprintf(dir, sizeof dir, "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = 0;
+		rmdir(dir);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const runtimes[] = { "stapbpf", "staprun", "stapio", NULL };
@@ -367,7 +386,7 @@ int main(int argc, char **argv)
 		session_alive = alive(&session);
 		if (!stap_alive) {
 			if (pid_file)
-				unlink(pid_file);
+				remove_pid_file(pid_file, maps_file || threads_file);
 			if (!session_alive)
 				return 0;
 			/* stap is gone, its runtime is not: stop it */
@@ -395,7 +414,7 @@ int main(int argc, char **argv)
 			/* a process already gone leaves start 0: not alive */
 			if (t > 0) {
 				remember(&target, t);
-				unlink(pid_file);
+				remove_pid_file(pid_file, maps_file || threads_file);
 			}
 		}
 		if (maps_file && target.pid && alive(&target))

@@ -119,4 +119,88 @@ static inline int cgroup_container_id(const char *cgroup, char *id, size_t size)
 	return found;
 }
 
+/*
+ * Text the traced program controls (its thread names, symbol names, file
+ * names, cgroup path), made safe to print on root's terminal and in a
+ * report's lines: printable ASCII and valid UTF-8 stay as they are; a
+ * backslash becomes "\\"; every control character, DEL and each byte that
+ * is not part of valid UTF-8 becomes "\xNN".  So no escape sequence, no
+ * line break and no invalid byte gets through, and the name is still
+ * recognisable.  The project's one escaping: launcher/safe-text applies it
+ * to lines (for launcher/symbolize and pthread-stap), and the tapset's
+ * __pthread_safe_text() (pthread-tapset-report.stp) writes the same.
+ */
+
+/* The length of the valid UTF-8 sequence of 2 to 4 bytes at S, else 0
+ * (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF) */
+static inline size_t utf8_sequence(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* S (LEN bytes) made safe as above, into BUF (cut short, never in the
+ * middle of an escape or a character, when BUF is too small); BUF */
+static inline char *safe_text_n(char *buf, size_t size, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+	size_t o = 0;
+
+	if (!size)
+		return buf;
+	while (p < end) {
+		char piece[8];
+		size_t in = 1, out = 1;
+
+		if (*p >= 0x80 && end - p >= 2 && (in = utf8_sequence(p)) && (size_t)(end - p) >= in) {
+			memcpy(piece, p, out = in);
+		} else if (in = 1, *p == '\\') {
+			memcpy(piece, "\\\\", out = 2);
+		} else if (*p < 0x20 || *p >= 0x7f) {
+			snprintf(piece, sizeof piece, "\\x%02x", *p);
+			out = 4;
+		} else {
+			piece[0] = (char)*p;
+		}
+		if (o + out >= size)
+			break;
+		memcpy(buf + o, piece, out);
+		o += out;
+		p += in;
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+/* NUL-terminated S made safe, into BUF; BUF */
+static inline char *safe_text(char *buf, size_t size, const char *s)
+{
+	return safe_text_n(buf, size, s, strlen(s));
+}
+/* (a buffer of the size safe text of a string of N bytes needs at most) */
+#define SAFE_SIZE(n) (4 * (n) + 1)
+
 #endif

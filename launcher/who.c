@@ -79,7 +79,8 @@ struct thread {
 	unsigned long sp;           /* its user stack pointer, 0 unknown */
 	pid_t holder;               /* who it waits for, host tid (0: nobody known) */
 	pid_t holder_ns;            /* the same as the process sees it */
-	int holder_gone;            /* that thread has exited */
+	int holder_gone;            /* no thread of the process (exited, or
+	                             * the lock's memory lies) */
 	double asleep;              /* seconds, < 0 unknown */
 };
 
@@ -495,7 +496,9 @@ static void describe(const struct thread *t)
 {
 	const char *name;
 
-	printf("who:   %s (%s) ", THREAD_NAME(t->tid, t->nstid), t->comm);
+	char comm[SAFE_SIZE(sizeof t->comm)];
+
+	printf("who:   %s (%s) ", THREAD_NAME(t->tid, t->nstid), safe_text(comm, sizeof comm, t->comm));
 	switch (t->what) {
 	case RUNNING:
 		printf(t->state == 'R' ? "is running" : "is not in a system call (state %c)", t->state);
@@ -512,7 +515,7 @@ static void describe(const struct thread *t)
 		break;
 	case MUTEX:
 		printf("waits%s for mutex 0x%lx held by %s%s", t->timed ? " (with a deadline)" : "",
-		       t->addr, THREAD_NAME(t->holder, t->holder_ns), t->holder_gone ? ", which has exited" : "");
+		       t->addr, THREAD_NAME(t->holder, t->holder_ns), t->holder_gone ? ", which is no thread of this process (it exited, or the lock's memory is not what it seems)" : "");
 		break;
 	case RWLOCK:
 		if (t->holder)
@@ -607,7 +610,7 @@ static int print_cycles(const char *prefix, const char *at_attach)
  * its cgroup (with the container id a runtime's cgroup path carries) */
 static void where_it_runs(void)
 {
-	char cgroup[4096], id[80];
+	char cgroup[4096], id[80], safe[SAFE_SIZE(sizeof cgroup)];
 	struct thread *main_thread = find_thread(pid);
 
 	if (in_namespace && main_thread)
@@ -615,9 +618,9 @@ static void where_it_runs(void)
 		       (int)main_thread->nstid);
 	if (proc_cgroup(pid, cgroup, sizeof cgroup) == 0) {
 		if (cgroup_container_id(cgroup, id, sizeof id) == 0)
-			printf("who: cgroup %s (container %s)\n", cgroup, id);
+			printf("who: cgroup %s (container %s)\n", safe_text(safe, sizeof safe, cgroup), id);
 		else
-			printf("who: cgroup %s\n", cgroup);
+			printf("who: cgroup %s\n", safe_text(safe, sizeof safe, cgroup));
 	}
 }
 
@@ -629,14 +632,14 @@ static int by_tid(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	const char *prefix = NULL, *arg;
-	char path[64], buf[1024], *end;
+	char path[64], buf[1024], safe[SAFE_SIZE(sizeof buf)], *end;
 	DIR *d;
 	struct dirent *e;
 	double now;
 	int i, cycles;
 
 	if (argc == 3 && strcmp(argv[1], "--container") == 0) {
-		char cgroup[4096], id[80];
+		char cgroup[4096], id[80], safe[SAFE_SIZE(sizeof cgroup)];
 
 		pid = (pid_t)strtol(argv[2], &end, 10);
 		if (!argv[2][0] || *end != 0 || pid <= 0)
@@ -644,7 +647,8 @@ int main(int argc, char **argv)
 		if (proc_cgroup(pid, cgroup, sizeof cgroup) != 0)
 			die("cannot read the cgroup of process %s", argv[2]);
 		printf("%d\t%s\t%s\n", (int)proc_ns_tid(pid, pid),
-		       cgroup_container_id(cgroup, id, sizeof id) == 0 ? id : "-", cgroup);
+		       cgroup_container_id(cgroup, id, sizeof id) == 0 ? id : "-",
+		       safe_text(safe, sizeof safe, cgroup));
 		return 0;
 	}
 	if (argc == 3 && strncmp(argv[1], "--deadlocks=", 12) == 0) {
@@ -713,7 +717,8 @@ int main(int argc, char **argv)
 	}
 	if (read_proc(pid, "comm", buf, sizeof buf) == 0)
 		buf[strcspn(buf, "\n")] = 0;
-	printf("who: process %d (%s), %d thread%s:\n", (int)pid, buf, nthreads, nthreads == 1 ? "" : "s");
+	printf("who: process %d (%s), %d thread%s:\n", (int)pid, safe_text(safe, sizeof safe, buf), nthreads,
+	       nthreads == 1 ? "" : "s");
 	where_it_runs();
 	for (i = 0; i < nthreads; i++)
 		describe(&threads[i]);
