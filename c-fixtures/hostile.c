@@ -28,6 +28,7 @@
  * and exits.  Every acquisition is in hostile_take.  Truth: "truth mutex
  * LABEL ADDR" (LABEL: esc, quote, backslash, bytes, mapped), "truth
  * thread main|W TID", "truth holds LABEL N" (acquisitions of each),
+ * "truth locks N" (pthread_mutex_lock calls in all),
  * "truth waits bytes mutex 1 2 W" (as fixture.h says), "truth done".
  *
  * Built as hostile-hang (HOSTILE_HANG defined): a deadlock among the named
@@ -208,6 +209,7 @@ int main(int argc, char **argv)
 	truth("holds bytes 2");
 	truth("holds backslash %d", BACKSLASH);
 	truth("holds mapped %d", MAPPED);
+	truth("locks %d", 2 + 2 + 2 + BACKSLASH + MAPPED);
 	truth("waits bytes mutex 1 2 W");
 	truth("done");
 	return 0;
