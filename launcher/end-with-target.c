@@ -38,6 +38,9 @@
  *     last probe output drain, then sends stap SIGINT, as a user's Ctrl-C
  *     would: the end probes print the summary.  stapbpf with -x never
  *     sees the process exit, and with -c it can miss it (start-gate.c).
+ *     A stapbpf is interrupted only while its main thread waits in
+ *     pause(): out of it, it is ending by itself (detaching its probes,
+ *     then running its end probes, where a SIGINT makes it abort).
  *
  * stapbpf missed its wake-up: stapbpf (SystemTap 4.8 up to 5.x) waits
  * with `while (!exit_flag) pause();`.  A SIGINT/SIGTERM (or SIGCHLD) whose
@@ -193,11 +196,20 @@ static int catches(pid_t pid, int sig)
 	return (caught >> (sig - 1)) & 1;
 }
 
+/* stapbpf's main thread (PID) sits in pause(): it waits for its end. */
+static int in_pause(pid_t pid)
+{
+	char syscall_line[64];
+
+	return read_proc(pid, "syscall", syscall_line, sizeof syscall_line) == 0 &&
+	       isdigit((unsigned char)syscall_line[0]) &&
+	       atoi(syscall_line) == SYS_PAUSE_X86_64;
+}
+
 /* The signal that wakes a stapbpf stuck in pause() after its interrupt
  * handler ran (see the top of this file), or 0 if it is not in that state. */
 static int stapbpf_wakeup(pid_t pid)
 {
-	char syscall_line[64];
 	unsigned long long ignored;
 	int int_ignored, term_ignored;
 
@@ -205,10 +217,7 @@ static int stapbpf_wakeup(pid_t pid)
 		return 0;
 	int_ignored = (ignored >> (SIGINT - 1)) & 1;
 	term_ignored = (ignored >> (SIGTERM - 1)) & 1;
-	if (int_ignored == term_ignored)
-		return 0;
-	if (read_proc(pid, "syscall", syscall_line, sizeof syscall_line) != 0 ||
-	    atoi(syscall_line) != SYS_PAUSE_X86_64 || !isdigit((unsigned char)syscall_line[0]))
+	if (int_ignored == term_ignored || !in_pause(pid))
 		return 0;
 	return int_ignored ? SIGTERM : SIGINT;
 }
@@ -440,6 +449,13 @@ int main(int argc, char **argv)
 		if (gone_ticks >= 0 && !interrupted && ++gone_ticks >= GRACE_TICKS) {
 			/* (a stapbpf just exec'd: once it handles SIGINT) */
 			if (proc_comm_is(stap.pid, "stapbpf") && !catches(stap.pid, SIGINT))
+				continue;
+			/* a stapbpf out of pause() is ending by itself (-c):
+			 * detaching its probes takes 0.1 s each on a slow
+			 * machine, and a SIGINT during its end probes aborts
+			 * it (SIGABRT, no summary) */
+			if (session_alive && proc_comm_is(session.pid, "stapbpf") &&
+			    !in_pause(session.pid))
 				continue;
 			kill(stap.pid, SIGINT);
 			interrupted = 1;
