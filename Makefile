@@ -62,15 +62,15 @@ FIXTURES   := self-relock abba cycle-3 cycle-5 cycle-8 recursive-relock \
               lock-waits lock-holds lock-orders lock-orders-benign lock-classes lock-churn \
               in-container hostile hostile-hang
 FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
-# built with musl-gcc (musl-tools), for the tests only
-TEST_FIXTURE_BINS := $(BUILD)/fixtures/musl-quick-exit
+# built with musl-gcc (musl-tools) and g++, for the tests only
+TEST_FIXTURE_BINS := $(BUILD)/fixtures/musl-quick-exit $(BUILD)/fixtures/cxx-locks $(BUILD)/fixtures/cxx-deadlock
 LAUNCHER_BINS := $(BUILD)/launcher/start-gate $(BUILD)/launcher/end-with-target $(BUILD)/launcher/who \
                  $(BUILD)/launcher/lockorder-cycles $(BUILD)/launcher/whole-lines $(BUILD)/launcher/bind-from \
                  $(BUILD)/launcher/safe-text
 
 # Debian packages: to build and run (make deps), to test and lint (make test-deps)
 DEB_PACKAGES  := systemtap systemtap-sdt-dev gcc make libc6-dev binutils
-TEST_PACKAGES := dejagnu expect python3 cppcheck shellcheck musl-tools man-db dpkg-dev debhelper lintian rpm
+TEST_PACKAGES := dejagnu expect python3 cppcheck shellcheck musl-tools g++ man-db dpkg-dev debhelper lintian rpm
 # the benchmark's references (Valgrind's Helgrind and DRD, bpftrace), its
 # real program (pigz), and bpftool (the BPF maps' memory)
 BENCH_PACKAGES := valgrind pigz bpftrace bpftool
@@ -153,6 +153,16 @@ $(BUILD)/fixtures/hostile $(BUILD)/fixtures/hostile-hang: c-fixtures/hostile.c c
 	    --redefine-sym "hostile_take=$$(printf 'take\033]0;owned\007')" $@.o
 	$(CC) $(CFLAGS) -pthread -o $@ $@.o && rm -f $@.o
 
+# the C++ standard library's locks (Debian's g++): one source, two programs
+CXX        ?= c++
+$(BUILD)/fixtures/cxx-locks: c-fixtures/cxx-locks.cpp c-fixtures/fixture.h
+	@mkdir -p $(@D)
+	$(CXX) $(CFLAGS) $(WARN) -std=c++17 -pthread -o $@ $<
+
+$(BUILD)/fixtures/cxx-deadlock: c-fixtures/cxx-locks.cpp c-fixtures/fixture.h
+	@mkdir -p $(@D)
+	$(CXX) $(CFLAGS) $(WARN) -std=c++17 -DCXX_DEADLOCK -pthread -o $@ $<
+
 $(BUILD)/fixtures/%: c-fixtures/%.c c-fixtures/fixture.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $<
@@ -195,6 +205,7 @@ lint: test-deps all glibc-marks
 	for f in bench/*.c; do $(CC) $(WARN) -fsyntax-only -pthread $$f || exit 1; done
 	for f in launcher/*.c; do $(CC) $(WARN) -fsyntax-only $$f || exit 1; done
 	for f in c-fixtures/*.c; do $(CC) $(WARN) -DTHREADS=3 -fsyntax-only -pthread $$f || exit 1; done
+	for f in c-fixtures/*.cpp; do $(CXX) $(WARN) -std=c++17 -fsyntax-only -pthread $$f || exit 1; done
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	    --suppress=missingIncludeSystem -DTHREADS=3 -I$(BUILD)/include preload host launcher c-fixtures bench lkm-vm
 	tools/lint

@@ -33,7 +33,9 @@
 #ifndef FIXTURE_H
 #define FIXTURE_H
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
