@@ -44,7 +44,8 @@ GLIBC_MARKS := $(BUILD)/glibc-marks
 # each runtime's own helpers (stap picks the directory).  Every file name
 # starts with pthread-tapset: stap's tapset directory is shared with every
 # other package's tapsets.
-TAPSET_FILES := tapset/pthread-tapset.stp tapset/pthread-tapset-report.stp tapset/pthread-tapset-sources.stp tapset/pthread-tapset-marks.stp
+TAPSET_FILES := tapset/pthread-tapset.stp tapset/pthread-tapset-report.stp tapset/pthread-tapset-sources.stp tapset/pthread-tapset-marks.stp \
+                tapset/pthread-tapset-origins.stp tapset/pthread-tapset-names.stpm
 TAPSET_RUNTIME_FILES := bpf/pthread-tapset-runtime.stp linux/pthread-tapset-runtime.stp bpf/pthread-tapset-target.stpm
 # the macros derived from this host's libc (tools/update-tapset): links in
 # the tapset directory to the files in $(statedir)/tapset
@@ -86,9 +87,10 @@ product: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.
 # one page per documented probe and function, from tapset/pthread-tapset.stp and
 # tapset/pthread-tapset-report.stp
 man: $(BUILD)/man/.stamp
-$(BUILD)/man/.stamp: tapset/pthread-tapset.stp tapset/pthread-tapset-report.stp tools/tapset-man
+$(BUILD)/man/.stamp: tapset/pthread-tapset.stp tapset/pthread-tapset-report.stp tapset/pthread-tapset-origins.stp tools/tapset-man
 	rm -rf $(BUILD)/man && tools/tapset-man tapset/pthread-tapset.stp $(BUILD)/man && \
-	  tools/tapset-man tapset/pthread-tapset-report.stp $(BUILD)/man && touch $@
+	  tools/tapset-man tapset/pthread-tapset-report.stp $(BUILD)/man && \
+	  tools/tapset-man tapset/pthread-tapset-origins.stp $(BUILD)/man && touch $@
 
 # (built into a temporary name and renamed: pthread-stap builds these on
 # demand, and two sessions may start at once)

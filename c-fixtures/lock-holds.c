@@ -21,6 +21,12 @@
  *      set_ready, holding ready_lock for nothing); W, woken with the mutex
  *      again, holds it COND_MS more (all in await_ready): two holds, and
  *      the wait between them is no hold.
+ *   7. mutexes on the heap, which have no symbol: main makes made_lock
+ *      (malloc, pthread_mutex_init in make_made_lock) and zeroed_lock
+ *      (calloc: all zeroes, PTHREAD_MUTEX_INITIALIZER, no init call);
+ *      then A holds each HEAP_MS, HEAPS times (hold_made, hold_zeroed).
+ *      Their names are where they were made, and where zeroed_lock was
+ *      first taken: "truth origin LABEL initialised|first-taken FUNCTION".
  * Every hold is measured by the thread with CLOCK_MONOTONIC (the clock
  * of stap's ktime_get_ns): INNER from the lock call's return to the
  * unlock call, OUTER from the lock call to the unlock call's return (for
@@ -47,6 +53,8 @@
 #define READ_MS 20
 #define COND_MS 5
 #define WAIT_MS 30
+#define HEAPS 2
+#define HEAP_MS 2
 #define NTHREADS 5
 enum { T_MAIN, T_A, T_B, T_R, T_W };	/* the threads */
 
@@ -56,6 +64,7 @@ pthread_mutex_t nested_lock;
 pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
 pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t ready = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t *made_lock, *zeroed_lock;	/* on the heap */
 static pthread_barrier_t step;
 static pid_t tid_of[NTHREADS];	/* by thread (T_MAIN...) */
 static int is_ready;
@@ -104,17 +113,20 @@ static void record(int t, const char *thread, const char *lock, const char *kind
  * made is its own call site (noinline), as the report's call sites are.
  */
 #define HOLD_FUNCTION(name, t, thread, lock, kind, take, ms, give)                   \
+	HOLD_FUNCTION_OF(name, t, thread, #lock, &lock, kind, take, ms, give)
+/* (the lock at address lockp, whose label is label) */
+#define HOLD_FUNCTION_OF(name, t, thread, label, lockp, kind, take, ms, give)        \
 	__attribute__((noinline)) static void name(void)                             \
 	{                                                                            \
 		long called = now_ns(), took, unlocking;                             \
                                                                                      \
-		CHECK(take(&lock));                                                  \
+		CHECK(take(lockp));                                                  \
 		took = now_ns();                                                     \
 		if (ms)                                                              \
 			sleep_ms(ms);                                                \
 		unlocking = now_ns();                                                \
-		CHECK(give(&lock));                                                  \
-		record(t, thread, #lock, kind, #name, called, took, unlocking, now_ns()); \
+		CHECK(give(lockp));                                                  \
+		record(t, thread, label, kind, #name, called, took, unlocking, now_ns()); \
 	}
 
 HOLD_FUNCTION(hold_long, T_A, "A", long_lock, "mutex", pthread_mutex_lock, LONG_MS, pthread_mutex_unlock)
@@ -123,6 +135,19 @@ HOLD_FUNCTION(hold_briefly, T_B, "B", long_lock, "mutex", pthread_mutex_lock, BR
 HOLD_FUNCTION(quick, T_MAIN, "T", quick_lock, "mutex", pthread_mutex_lock, 0, pthread_mutex_unlock)
 HOLD_FUNCTION(write_table, T_A, "A", table_lock, "rw-write", pthread_rwlock_wrlock, WRITE_MS, pthread_rwlock_unlock)
 HOLD_FUNCTION(try_read_table, T_B, "B", table_lock, "rw-read", pthread_rwlock_tryrdlock, READ_MS, pthread_rwlock_unlock)
+HOLD_FUNCTION_OF(hold_made, T_A, "A", "made_lock", made_lock, "mutex", pthread_mutex_lock, HEAP_MS, pthread_mutex_unlock)
+HOLD_FUNCTION_OF(hold_zeroed, T_A, "A", "zeroed_lock", zeroed_lock, "mutex", pthread_mutex_lock, HEAP_MS, pthread_mutex_unlock)
+
+/* phase 8, main: the heap's two mutexes, one made by a call */
+__attribute__((noinline)) static pthread_mutex_t *make_made_lock(void)
+{
+	pthread_mutex_t *m = malloc(sizeof *m);
+
+	if (!m)
+		exit(2);
+	CHECK(pthread_mutex_init(m, NULL));
+	return m;
+}
 
 __attribute__((noinline)) static void relock_nested(void)
 {
@@ -213,7 +238,7 @@ __attribute__((noinline)) static void set_ready(void)
 }
 
 /* what thread me does in each phase; a barrier ends every phase */
-#define PHASES 7
+#define PHASES 9
 __attribute__((noinline)) static void do_phase(int phase, int me)
 {
 	int i;
@@ -240,6 +265,19 @@ __attribute__((noinline)) static void do_phase(int phase, int me)
 		await_ready();
 	if (phase == 7 && me == T_MAIN)
 		set_ready();
+	if (phase == 8 && me == T_MAIN) {
+		made_lock = make_made_lock();
+		zeroed_lock = calloc(1, sizeof *zeroed_lock);
+		if (!zeroed_lock)
+			exit(2);
+		truth("mutex made_lock %p", (void *)made_lock);
+		truth("mutex zeroed_lock %p", (void *)zeroed_lock);
+	}
+	if (phase == 9 && me == T_A)
+		for (i = 0; i < HEAPS; i++) {
+			hold_made();
+			hold_zeroed();
+		}
 	__asm__ volatile("" ::: "memory");	/* no tail call: do_phase stays on the stack */
 }
 
@@ -290,6 +328,9 @@ int main(int argc, char **argv)
 	truth_code(try_read_table);
 	truth_code(await_ready);
 	truth_code(set_ready);
+	truth_code(hold_made);
+	truth_code(hold_zeroed);
+	truth_code(make_made_lock);
 	truth_code(do_phase);
 	truth_code(phases);
 	truth_code(thread_body);
@@ -301,6 +342,8 @@ int main(int argc, char **argv)
 	truth("rwlock table_lock %p", (void *)&table_lock);
 	truth("mutex ready_lock %p", (void *)&ready_lock);
 	truth("cond ready %p", (void *)&ready);
+	truth("origin made_lock initialised make_made_lock");
+	truth("origin zeroed_lock first-taken hold_zeroed");
 	tid_of[T_MAIN] = gettid();
 	for (i = 0; i < NTHREADS; i++)
 		truth("thread %s %d", label[i], (int)tid_of[i]);

@@ -10,6 +10,11 @@
  *   cycle 9: E1 -> ... -> E9 -> E1, likewise.
  *   rwlock:  thread WM holds rwlock W for writing and takes mutex M; MR
  *            holds M and takes W for reading (a reader waits for a writer).
+ *   heap:    mutexes on the heap, which have no symbol: H1 made by
+ *            pthread_mutex_init (in make_heap_lk), H2 zeroed by calloc
+ *            (no init call); H1H2 takes H1 then H2, H2H1 the reverse.
+ *            Their names: where H1 was made, where H2 was taken ("truth
+ *            origin LABEL initialised|taken FUNCTION").
  * Truth: "truth mutex|rwlock LABEL ADDR", "truth thread LABEL TID" (a
  * thread's label is its order's, e.g. C1C2), "truth code FUNCTION ADDR",
  * and per order taken (a thread asked for LOCK_B while holding LOCK_A):
@@ -24,6 +29,19 @@
 static struct lk a = { .label = "A" }, b = { .label = "B" };
 static struct lk c[3], d[4], e[9];
 static struct lk w = { .label = "W", .rw = 1 }, m = { .label = "M" };
+
+/* a mutex on the heap, made by a call */
+__attribute__((noinline)) static struct lk *make_heap_lk(const char *label)
+{
+	struct lk *l = calloc(1, sizeof *l);
+
+	if (!l)
+		exit(2);
+	l->label = label;
+	CHECK(pthread_mutex_init(&l->m, NULL));
+	truth("mutex %s %p", label, (void *)&l->m);
+	return l;
+}
 
 /* a cycle of n locks, each order by its own thread */
 static void cycle_of(struct lk *l, int n, const char *prefix, char (*names)[4])
@@ -50,6 +68,7 @@ int main(int argc, char **argv)
 	fixture_start("lock-orders", argc, argv);
 	truth_code(take);
 	truth_code(orders_thread);
+	truth_code(make_heap_lk);
 	truth_code_end();
 	lk_init(&a);
 	lk_init(&b);
@@ -69,6 +88,20 @@ int main(int argc, char **argv)
 	in_order(&w, WRLOCK, &m, LOCK, 1);
 	in_order(&m, LOCK, &w, RDLOCK, 1);
 	truth("cycle W M");
+
+	{
+		struct lk *h1 = make_heap_lk("H1"), *h2 = calloc(1, sizeof *h2);
+
+		if (!h2)
+			exit(2);
+		h2->label = "H2";	/* all zeroes: PTHREAD_MUTEX_INITIALIZER */
+		truth("mutex H2 %p", (void *)&h2->m);
+		truth("origin H1 initialised make_heap_lk");
+		truth("origin H2 taken take");
+		in_order(h1, LOCK, h2, LOCK, 1);
+		in_order(h2, LOCK, h1, LOCK, 1);
+		truth("cycle H1 H2");
+	}
 
 	truth("done");
 	return 0;

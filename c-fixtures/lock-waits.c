@@ -14,6 +14,11 @@
  *   cond ready (global), its mutex ready_lock: W2 waits for it about
  *     HOLD_MS (in await_ready) until main signals: a condition wait, never
  *     contention.
+ *   mutex heap_lock (on the heap, no symbol: made by H with malloc and
+ *     pthread_mutex_init, in make_heap_lock): H takes it (in hold_heap),
+ *     W1 calls for it (in wait_heap) and sleeps, H holds it HOLD_MS more:
+ *     2 acquisitions, 1 waited, on H.  Its name is where it was made:
+ *     "truth origin heap_lock initialised make_heap_lock".
  * Truth: "truth mutex|rwlock|cond LABEL ADDR", "truth thread LABEL TID",
  * "truth code FUNCTION ADDR", and per lock:
  *   truth waits LABEL KIND WAITED ACQUIRED HOLDER   (HOLDER: a thread
@@ -38,6 +43,7 @@ pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
 pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t ready = PTHREAD_COND_INITIALIZER;
 static pthread_barrier_t step;
+static pthread_mutex_t *heap_lock;
 static pid_t tid_h, tid_w1, tid_w2;
 static int is_ready;
 
@@ -79,6 +85,27 @@ __attribute__((noinline)) static void read_table(void)
 	CHECK(pthread_rwlock_rdlock(&table_lock));
 }
 
+__attribute__((noinline)) static pthread_mutex_t *make_heap_lock(void)
+{
+	pthread_mutex_t *m = malloc(sizeof *m);
+
+	if (!m)
+		exit(2);
+	CHECK(pthread_mutex_init(m, NULL));
+	return m;
+}
+
+__attribute__((noinline)) static void hold_heap(void)
+{
+	CHECK(pthread_mutex_lock(heap_lock));
+}
+
+__attribute__((noinline)) static void wait_heap(void)
+{
+	CHECK(pthread_mutex_lock(heap_lock));
+	CHECK(pthread_mutex_unlock(heap_lock));
+}
+
 __attribute__((noinline)) static void await_ready(void)
 {
 	CHECK(pthread_mutex_lock(&ready_lock));
@@ -115,6 +142,15 @@ static void *holder(void *arg)
 	write_table();
 	CHECK(pthread_rwlock_unlock(&table_lock));
 	pthread_barrier_wait(&step);		/* done */
+	/* the heap's lock: W1 waits for this holder */
+	heap_lock = make_heap_lock();
+	truth("mutex heap_lock %p", (void *)heap_lock);
+	hold_heap();
+	pthread_barrier_wait(&step);		/* W1: call for it */
+	until_asleep_in(tid_w1, heap_lock, sizeof *heap_lock);
+	sleep_ms(HOLD_MS);
+	CHECK(pthread_mutex_unlock(heap_lock));
+	pthread_barrier_wait(&step);		/* heap over */
 	return NULL;
 }
 
@@ -138,6 +174,9 @@ static void *waiter1(void *arg)
 	sleep_ms(HOLD_MS);
 	CHECK(pthread_rwlock_unlock(&table_lock));
 	pthread_barrier_wait(&step);
+	pthread_barrier_wait(&step);		/* H holds the heap's lock */
+	wait_heap();				/* waits for H */
+	pthread_barrier_wait(&step);
 	return NULL;
 }
 
@@ -158,6 +197,8 @@ static void *waiter2(void *arg)
 	pthread_barrier_wait(&step);
 	await_ready();				/* main signals it */
 	pthread_barrier_wait(&step);
+	pthread_barrier_wait(&step);		/* the heap's lock */
+	pthread_barrier_wait(&step);
 	return NULL;
 }
 
@@ -177,6 +218,9 @@ int main(int argc, char **argv)
 	truth_code(write_table);
 	truth_code(read_table);
 	truth_code(await_ready);
+	truth_code(make_heap_lock);
+	truth_code(hold_heap);
+	truth_code(wait_heap);
 	truth_code(holder);
 	truth_code(waiter1);
 	truth_code(waiter2);
@@ -201,6 +245,10 @@ int main(int argc, char **argv)
 	truth("waited-at table_lock rw-write write_table holder 1");
 	truth("held-at hot_lock mutex H hold_hot holder");
 	truth("held-at table_lock rw-read H write_table holder");
+	truth("waits heap_lock mutex 1 2 H");
+	truth("waited-at heap_lock mutex wait_heap waiter1 1");
+	truth("held-at heap_lock mutex H hold_heap holder");
+	truth("origin heap_lock initialised make_heap_lock");
 	truth("expect none");
 	wait_for_go();
 	pthread_barrier_wait(&step);		/* go */
@@ -222,6 +270,8 @@ int main(int argc, char **argv)
 	CHECK(pthread_mutex_unlock(&ready_lock));
 	CHECK(pthread_cond_signal(&ready));
 	pthread_barrier_wait(&step);		/* done */
+	pthread_barrier_wait(&step);		/* the heap's lock */
+	pthread_barrier_wait(&step);
 	CHECK(pthread_join(h, NULL));
 	CHECK(pthread_join(w1, NULL));
 	CHECK(pthread_join(w2, NULL));

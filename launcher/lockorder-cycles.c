@@ -26,7 +26,16 @@
  * the rwlock prefers writers nonrecursively (a reader then waits behind a
  * waiting writer).  At the end of the input, a summary line.
  *
- * Usage: stap lockorder.stp ... | lockorder-cycles   (pthread-stap runs it)
+ * With --origins (pthread-stap, when it names the session's addresses),
+ * each cycle's report is preceded by a line per lock
+ *   # pthread-stap: lock 0xADDR taken at 0xSITE
+ * where SITE is where the lock was taken in the first order it was seen
+ * in, for launcher/symbolize to name a lock with no symbol of its own (it
+ * prefers the "initialised at" line lockorder.stp prints as a mutex is
+ * initialised).
+ *
+ * Usage: stap lockorder.stp ... | lockorder-cycles [--origins]
+ * (pthread-stap runs it)
  * It ignores SIGINT and SIGTERM (a Ctrl-C is for stap) and ends at the end
  * of its input.
  */
@@ -50,6 +59,7 @@ struct node {
 	long pid;
 	uint64_t lock;		/* without kind bits */
 	uint64_t class_site;	/* a class: where its mutexes are initialised */
+	uint64_t taken_at;	/* where it was taken in its first order */
 	struct edge *out;
 	int nout, cap;
 	int on_path;
@@ -66,6 +76,7 @@ static char **reported;
 static size_t nreported, cap_reported;
 
 static long orders, cycles, searches_cut, classes;
+static int origins;	/* --origins */
 static int ended;	/* lockorder.stp printed its end summary */
 
 static void *xrealloc(void *p, size_t n)
@@ -209,6 +220,14 @@ static void report(struct edge **path, int n)
 	}
 	free(key);
 	cycles++;
+	if (origins)
+		for (i = 0; i < n; i++) {
+			struct node *l = &nodes[node_of(nodes[path[i]->to].pid, (path[i]->a >> 3) << 3)];
+
+			if (!l->class_site && l->taken_at)
+				printf("# pthread-stap: lock 0x%" PRIx64 " taken at 0x%" PRIx64 "\n",
+				       (uint64_t)((path[i]->a & ((1ULL << 48) - 1)) & ~7ULL), l->taken_at);
+		}
 	printf("lockorder: potential deadlock: %d locks of pid %ld are taken in a cycle:\n",
 	       n, nodes[path[0]->to].pid);
 	for (i = 0; i < n; i++) {
@@ -264,6 +283,10 @@ static void add_order(long pid, long tid, uint64_t a, uint64_t site_a, uint64_t 
 	struct edge *e;
 
 	orders++;
+	if (!nodes[na].taken_at)
+		nodes[na].taken_at = site_a;
+	if (!nodes[nb].taken_at)
+		nodes[nb].taken_at = site_b;
 	if (n->nout == n->cap) {
 		n->cap = n->cap ? n->cap * 2 : 4;
 		n->out = xrealloc(n->out, n->cap * sizeof(*n->out));
@@ -290,12 +313,19 @@ static void add_order(long pid, long tid, uint64_t a, uint64_t site_a, uint64_t 
 		searches_cut++;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char *line = NULL;
 	size_t cap = 0;
 	long pid, tid;
 	uint64_t a, sa, b, sb;
+
+	if (argc == 2 && strcmp(argv[1], "--origins") == 0) {
+		origins = 1;
+	} else if (argc != 1) {
+		fputs("usage: lockorder-cycles [--origins]\n", stderr);
+		return 2;
+	}
 
 	/* a Ctrl-C is for stap: the report after it must still pass */
 	signal(SIGINT, SIG_IGN);
