@@ -26,7 +26,8 @@
  *      (calloc: all zeroes, PTHREAD_MUTEX_INITIALIZER, no init call);
  *      then A holds each HEAP_MS, HEAPS times (hold_made, hold_zeroed).
  *      Their names are where they were made, and where zeroed_lock was
- *      first taken: "truth origin LABEL initialised|first-taken FUNCTION".
+ *      first taken: "truth origin LABEL initialised|first-taken FUNCTION";
+ *      main destroys both at the end, before the report.
  * Every hold is measured by the thread with CLOCK_MONOTONIC (the clock
  * of stap's ktime_get_ns): INNER from the lock call's return to the
  * unlock call, OUTER from the lock call to the unlock call's return (for
@@ -353,6 +354,9 @@ int main(int argc, char **argv)
 	phases(T_MAIN);
 	for (i = 1; i < NTHREADS; i++)
 		CHECK(pthread_join(th[i], NULL));
+	/* (destroyed before the report: their names stay) */
+	CHECK(pthread_mutex_destroy(made_lock));
+	CHECK(pthread_mutex_destroy(zeroed_lock));
 	for (i = 0; i < NTHREADS; i++)
 		for (j = 0; j < nholds[i]; j++)
 			truth("hold %s %s %s %s %ld %ld", holds[i][j].lock, holds[i][j].kind,
