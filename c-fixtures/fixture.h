@@ -212,6 +212,19 @@ static inline int fixture_in_futex(pid_t tid)
 	return fixture_futex_wait(tid, NULL);
 }
 
+/* A mutex on the heap, made by pthread_mutex_init (default attributes):
+ * a lock with no symbol, named by where it was made, here (truth "origin
+ * LABEL initialised fixture_heap_mutex"). */
+__attribute__((noinline, unused)) static pthread_mutex_t *fixture_heap_mutex(void)
+{
+	pthread_mutex_t *m = (pthread_mutex_t *)malloc(sizeof *m);
+
+	if (!m)
+		exit(2);
+	CHECK(pthread_mutex_init(m, NULL));
+	return m;
+}
+
 /* A deadline MS milliseconds from now on CLOCK. */
 static inline struct timespec fixture_in_future(clockid_t clock, long ms)
 {

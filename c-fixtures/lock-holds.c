@@ -22,7 +22,7 @@
  *      again, holds it COND_MS more (all in await_ready): two holds, and
  *      the wait between them is no hold.
  *   7. mutexes on the heap, which have no symbol: main makes made_lock
- *      (malloc, pthread_mutex_init in make_made_lock) and zeroed_lock
+ *      (malloc, pthread_mutex_init in fixture_heap_mutex) and zeroed_lock
  *      (calloc: all zeroes, PTHREAD_MUTEX_INITIALIZER, no init call);
  *      then A holds each HEAP_MS, HEAPS times (hold_made, hold_zeroed).
  *      Their names are where they were made, and where zeroed_lock was
@@ -139,16 +139,6 @@ HOLD_FUNCTION(try_read_table, T_B, "B", table_lock, "rw-read", pthread_rwlock_tr
 HOLD_FUNCTION_OF(hold_made, T_A, "A", "made_lock", made_lock, "mutex", pthread_mutex_lock, HEAP_MS, pthread_mutex_unlock)
 HOLD_FUNCTION_OF(hold_zeroed, T_A, "A", "zeroed_lock", zeroed_lock, "mutex", pthread_mutex_lock, HEAP_MS, pthread_mutex_unlock)
 
-/* phase 8, main: the heap's two mutexes, one made by a call */
-__attribute__((noinline)) static pthread_mutex_t *make_made_lock(void)
-{
-	pthread_mutex_t *m = malloc(sizeof *m);
-
-	if (!m)
-		exit(2);
-	CHECK(pthread_mutex_init(m, NULL));
-	return m;
-}
 
 __attribute__((noinline)) static void relock_nested(void)
 {
@@ -267,7 +257,7 @@ __attribute__((noinline)) static void do_phase(int phase, int me)
 	if (phase == 7 && me == T_MAIN)
 		set_ready();
 	if (phase == 8 && me == T_MAIN) {
-		made_lock = make_made_lock();
+		made_lock = fixture_heap_mutex();
 		zeroed_lock = calloc(1, sizeof *zeroed_lock);
 		if (!zeroed_lock)
 			exit(2);
@@ -331,7 +321,7 @@ int main(int argc, char **argv)
 	truth_code(set_ready);
 	truth_code(hold_made);
 	truth_code(hold_zeroed);
-	truth_code(make_made_lock);
+	truth_code(fixture_heap_mutex);
 	truth_code(do_phase);
 	truth_code(phases);
 	truth_code(thread_body);
@@ -343,7 +333,7 @@ int main(int argc, char **argv)
 	truth("rwlock table_lock %p", (void *)&table_lock);
 	truth("mutex ready_lock %p", (void *)&ready_lock);
 	truth("cond ready %p", (void *)&ready);
-	truth("origin made_lock initialised make_made_lock");
+	truth("origin made_lock initialised fixture_heap_mutex");
 	truth("origin zeroed_lock first-taken hold_zeroed");
 	tid_of[T_MAIN] = gettid();
 	for (i = 0; i < NTHREADS; i++)

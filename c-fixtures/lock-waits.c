@@ -15,10 +15,10 @@
  *     HOLD_MS (in await_ready) until main signals: a condition wait, never
  *     contention.
  *   mutex heap_lock (on the heap, no symbol: made by H with malloc and
- *     pthread_mutex_init, in make_heap_lock): H takes it (in hold_heap),
+ *     pthread_mutex_init, in fixture_heap_mutex): H takes it (in hold_heap),
  *     W1 calls for it (in wait_heap) and sleeps, H holds it HOLD_MS more:
  *     2 acquisitions, 1 waited, on H.  Its name is where it was made:
- *     "truth origin heap_lock initialised make_heap_lock".
+ *     "truth origin heap_lock initialised fixture_heap_mutex".
  * Truth: "truth mutex|rwlock|cond LABEL ADDR", "truth thread LABEL TID",
  * "truth code FUNCTION ADDR", and per lock:
  *   truth waits LABEL KIND WAITED ACQUIRED HOLDER   (HOLDER: a thread
@@ -85,16 +85,6 @@ __attribute__((noinline)) static void read_table(void)
 	CHECK(pthread_rwlock_rdlock(&table_lock));
 }
 
-__attribute__((noinline)) static pthread_mutex_t *make_heap_lock(void)
-{
-	pthread_mutex_t *m = malloc(sizeof *m);
-
-	if (!m)
-		exit(2);
-	CHECK(pthread_mutex_init(m, NULL));
-	return m;
-}
-
 __attribute__((noinline)) static void hold_heap(void)
 {
 	CHECK(pthread_mutex_lock(heap_lock));
@@ -143,7 +133,7 @@ static void *holder(void *arg)
 	CHECK(pthread_rwlock_unlock(&table_lock));
 	pthread_barrier_wait(&step);		/* done */
 	/* the heap's lock: W1 waits for this holder */
-	heap_lock = make_heap_lock();
+	heap_lock = fixture_heap_mutex();
 	truth("mutex heap_lock %p", (void *)heap_lock);
 	hold_heap();
 	pthread_barrier_wait(&step);		/* W1: call for it */
@@ -218,7 +208,7 @@ int main(int argc, char **argv)
 	truth_code(write_table);
 	truth_code(read_table);
 	truth_code(await_ready);
-	truth_code(make_heap_lock);
+	truth_code(fixture_heap_mutex);
 	truth_code(hold_heap);
 	truth_code(wait_heap);
 	truth_code(holder);
@@ -248,7 +238,7 @@ int main(int argc, char **argv)
 	truth("waits heap_lock mutex 1 2 H");
 	truth("waited-at heap_lock mutex wait_heap waiter1 1");
 	truth("held-at heap_lock mutex H hold_heap holder");
-	truth("origin heap_lock initialised make_heap_lock");
+	truth("origin heap_lock initialised fixture_heap_mutex");
 	truth("expect none");
 	wait_for_go();
 	pthread_barrier_wait(&step);		/* go */
