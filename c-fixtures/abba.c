@@ -15,5 +15,7 @@ int main(int argc, char **argv)
 	fixture_start("abba", argc, argv);
 	truth("mutex A %p", (void *)&lock_a);
 	truth("mutex B %p", (void *)&lock_b);
+	truth("symbol A lock_a");
+	truth("symbol B lock_b");
 	fixture_abba(&lock_a, &lock_b);
 }

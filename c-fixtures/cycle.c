@@ -41,6 +41,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < THREADS; i++) {
 		CHECK(pthread_mutex_init(&locks[i], NULL));
 		truth("mutex M%ld %p", i + 1, (void *)&locks[i]);
+		if (i == 0)
+			truth("symbol M1 locks");
+		else
+			truth("symbol M%ld locks+0x%lx", i + 1, (unsigned long)i * sizeof locks[0]);
 	}
 	for (i = 0; i < THREADS; i++)
 		CHECK(pthread_create(&threads[i], NULL, worker, (void *)i));

@@ -50,6 +50,8 @@ int main(int argc, char **argv)
 	truth("waiters %d", WAITERS);
 	truth("mutex A %p", (void *)&lock_a);
 	truth("mutex B %p", (void *)&lock_b);
+	truth("symbol A lock_a");
+	truth("symbol B lock_b");
 	wait_for_go();
 
 	/* 1: WAITERS threads asleep on M at once */

@@ -8,6 +8,12 @@
  *     who --deadlocks=P PID   only the deadlocks, as dl2 prints them, each
  *                             line prefixed "P:", the first saying "found
  *                             at attach" (pthread-stap dl2 -x)
+ *     who --names [--deadlocks=P] PID
+ *                             the same, and before the report a line
+ *                             "# pthread-stap: lock 0xLOCK holder in 0xSITE"
+ *                             per lock a thread waits for: where its
+ *                             holder is now in the program's code (the
+ *                             name of a heap lock, for launcher/symbolize)
  *     who --container PID     only where it runs: one line, its number in
  *                             its own PID namespace, a tab, the container
  *                             id (12 digits) or "-", a tab, the cgroup
@@ -42,6 +48,13 @@
  *       a condition variable, a barrier, a semaphore: nobody in particular;
  *   - how long it has been asleep, about: now less the time it last ran
  *     (se.exec_start in /proc/PID/task/TID/sched, where the kernel has it).
+ *   - where a lock's holder is (--names): the first word of the holder's
+ *     stack, from its stack pointer up, that is a return address into the
+ *     program's own code (a file mapped executable other than libc, the
+ *     loader, libstdc++, libgcc_s, libm and the preload library), just
+ *     after a call instruction: the function that called the lock
+ *     function it sleeps in, or where it runs.  A heuristic (a stale word
+ *     can look so): said as "holder in", never as where the lock was made.
  * A deadlock is a cycle of "waits for ... held by" (waits with a deadline
  * end, and do not count): each is printed once, as dl2 prints it.  A
  * thread waiting on a cycle without being part of it is listed with what
@@ -108,8 +121,15 @@ struct range {
 	enum what what;
 };
 
+/* the program's own code: executable file mappings (see code_site) */
+struct code {
+	unsigned long start, end;
+};
+
 static pid_t pid;
 static int mem_fd = -1;
+static struct code *code;
+static int ncode;
 static struct thread *threads;
 static int nthreads;
 static struct range *ranges;
@@ -248,6 +268,123 @@ static void load_ranges(void)
 		}
 	}
 	free(elf);
+}
+
+/* Is NAME (a file's base name) a runtime library rather than the
+ * program's own code: libc, the loader, the C++ and GCC runtimes, libm,
+ * libpthread, the preload library? */
+static int runtime_library(const char *name)
+{
+	static const char *const prefixes[] = {
+		"libc.so", "libc-", "ld-linux", "ld-", "libstdc++.so", "libgcc_s.so",
+		"libm.so", "libm-", "libpthread.so", "libpthread-", "libdl.so",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* The program's own code: every executable mapping of a file that is not
+ * a runtime library, from /proc/PID/maps (its path being the rest of the
+ * line: only its last component is looked at) */
+static void load_code(void)
+{
+	char maps[64], line[4096];
+	FILE *f;
+
+	snprintf(maps, sizeof maps, "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long start, end;
+		char perms[8];
+		int at = 0;
+		const char *name;
+		struct code *more;
+
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start, &end, perms, &at) < 3 || !at ||
+		    perms[2] != 'x' || line[at] != '/')
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		name = strrchr(line + at, '/') + 1;
+		if (runtime_library(name))
+			continue;
+		more = realloc(code, (size_t)(ncode + 1) * sizeof *code);
+		if (!more)
+			break;
+		code = more;
+		code[ncode].start = start;
+		code[ncode].end = end;
+		ncode++;
+	}
+	fclose(f);
+}
+
+/* Does the instruction before ADDR (a return address) look like a call:
+ * call rel32 (e8), or an indirect call (ff /2) of 2, 3, 6 or 7 bytes? */
+static int after_call(unsigned long addr)
+{
+	unsigned char b[7];
+	static const int lengths[] = { 2, 3, 6, 7 };
+	size_t i;
+
+	if (addr < sizeof b || read_mem(addr - sizeof b, b, sizeof b) != 0)
+		return 0;
+	if (b[2] == 0xe8)
+		return 1;
+	for (i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
+		const unsigned char *insn = b + sizeof b - lengths[i];
+
+		if (insn[0] == 0xff && ((insn[1] >> 3) & 7) == 2)
+			return 1;
+	}
+	return 0;
+}
+
+/* Where in the program's code a thread whose stack pointer is SP is: the
+ * first return address into that code on its stack; 0 if none is found */
+static unsigned long code_site(unsigned long sp)
+{
+	unsigned long words[STACK_SCAN / sizeof(unsigned long)];
+	size_t i, n;
+	int c;
+
+	if (!sp)
+		return 0;
+	for (n = sizeof words; n >= 512; n /= 2)
+		if (read_mem(sp, words, n) == 0)
+			break;
+	if (n < 512)
+		return 0;
+	for (i = 0; i < n / sizeof(unsigned long); i++)
+		for (c = 0; c < ncode; c++)
+			if (words[i] > code[c].start && words[i] < code[c].end && after_call(words[i]))
+				return words[i];
+	return 0;
+}
+
+/* The lines that name each lock a thread waits for by where its holder is
+ * (--names), for launcher/symbolize */
+static void print_holder_sites(void)
+{
+	int i;
+
+	load_code();
+	for (i = 0; i < nthreads; i++) {
+		const struct thread *t = &threads[i], *h;
+		unsigned long site;
+
+		if ((t->what != MUTEX && t->what != RWLOCK) || !t->holder)
+			continue;
+		h = find_thread(t->holder);
+		site = h ? code_site(h->sp) : 0;
+		if (site)
+			printf("# pthread-stap: lock 0x%lx holder in 0x%lx\n", t->addr, site);
+	}
 }
 
 /* The thread whose descriptor (struct pthread) holds ADDR, or NULL.
@@ -636,7 +773,7 @@ int main(int argc, char **argv)
 	DIR *d;
 	struct dirent *e;
 	double now;
-	int i, cycles;
+	int i, cycles, names = 0;
 
 	if (argc == 3 && strcmp(argv[1], "--container") == 0) {
 		char cgroup[4096], id[80], safe[SAFE_SIZE(sizeof cgroup)];
@@ -651,13 +788,18 @@ int main(int argc, char **argv)
 		       safe_text(safe, sizeof safe, cgroup));
 		return 0;
 	}
+	if (argc >= 2 && strcmp(argv[1], "--names") == 0) {
+		names = 1;
+		argv++;
+		argc--;
+	}
 	if (argc == 3 && strncmp(argv[1], "--deadlocks=", 12) == 0) {
 		prefix = argv[1] + 12;
 		arg = argv[2];
 	} else if (argc == 2) {
 		arg = argv[1];
 	} else {
-		fprintf(stderr, "usage: who [--deadlocks=PREFIX | --container] PID\n");
+		fprintf(stderr, "usage: who [--names] [--deadlocks=PREFIX] PID | who --container PID\n");
 		return 1;
 	}
 	pid = (pid_t)strtol(arg, &end, 10);
@@ -710,6 +852,8 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < nthreads; i++)
 		look_at(&threads[i], now);
+	if (names)
+		print_holder_sites();
 
 	if (prefix) {
 		cycles = print_cycles(prefix, " found at attach");
