@@ -846,8 +846,13 @@ int main(int argc, char **argv)
 	for (i = 0; i < nthreads; i++) {
 		unsigned long a[6];
 		long nr;
+		int fields = read_syscall(threads[i].tid, &nr, a, &threads[i].sp);
 
-		if (read_syscall(threads[i].tid, &nr, a, &threads[i].sp) < 9)
+		/* (a thread asleep outside a system call, in a page fault say:
+		 * "-1 SP PC") */
+		if (fields == 3 && nr == -1)
+			threads[i].sp = a[0];
+		else if (fields < 9)
 			threads[i].sp = 0;
 	}
 	for (i = 0; i < nthreads; i++)
