@@ -149,6 +149,18 @@ static int read_mem(unsigned long addr, void *buf, size_t size)
 	return pread(mem_fd, buf, size, (off_t)addr) == (ssize_t)size ? 0 : -1;
 }
 
+/* The words of a stack from SP up: STACK_SCAN bytes, fewer (halved, 512
+ * at least) where the stack ends sooner; how many words were read */
+static size_t read_stack(unsigned long sp, unsigned long words[STACK_SCAN / sizeof(unsigned long)])
+{
+	size_t n;
+
+	for (n = STACK_SCAN; n >= 512; n /= 2)
+		if (read_mem(sp, words, n) == 0)
+			return n / sizeof(unsigned long);
+	return 0;
+}
+
 static struct thread *find_thread(pid_t tid)
 {
 	int i;
@@ -350,17 +362,10 @@ static int after_call(unsigned long addr)
 static unsigned long code_site(unsigned long sp)
 {
 	unsigned long words[STACK_SCAN / sizeof(unsigned long)];
-	size_t i, n;
+	size_t i, n = sp ? read_stack(sp, words) : 0;
 	int c;
 
-	if (!sp)
-		return 0;
-	for (n = sizeof words; n >= 512; n /= 2)
-		if (read_mem(sp, words, n) == 0)
-			break;
-	if (n < 512)
-		return 0;
-	for (i = 0; i < n / sizeof(unsigned long); i++)
+	for (i = 0; i < n; i++)
 		for (c = 0; c < ncode; c++)
 			if (words[i] > code[c].start && words[i] < code[c].end && after_call(words[i]))
 				return words[i];
@@ -427,15 +432,10 @@ static const struct thread *thread_descriptor_of(unsigned long addr)
 static enum what blocked_in(unsigned long sp)
 {
 	unsigned long words[STACK_SCAN / sizeof(unsigned long)];
-	size_t i, n;
+	size_t i, n = read_stack(sp, words);
 	int r;
 
-	for (n = sizeof words; n >= 512; n /= 2)
-		if (read_mem(sp, words, n) == 0)
-			break;
-	if (n < 512)
-		return RUNNING;
-	for (i = 0; i < n / sizeof(unsigned long); i++)
+	for (i = 0; i < n; i++)
 		for (r = 0; r < nranges; r++)
 			if (words[i] > ranges[r].start && words[i] <= ranges[r].end)
 				return ranges[r].what;
