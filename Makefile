@@ -45,7 +45,8 @@ GLIBC_MARKS := $(BUILD)/glibc-marks
 # starts with pthread-tapset: stap's tapset directory is shared with every
 # other package's tapsets.
 TAPSET_FILES := tapset/pthread-tapset.stp tapset/pthread-tapset-report.stp tapset/pthread-tapset-sources.stp tapset/pthread-tapset-marks.stp \
-                tapset/pthread-tapset-origins.stp tapset/pthread-tapset-names.stpm tapset/pthread-tapset-libcs.stpm
+                tapset/pthread-tapset-origins.stp tapset/pthread-tapset-names.stpm tapset/pthread-tapset-libcs.stpm \
+                tapset/pthread-tapset-report.stpm
 TAPSET_RUNTIME_FILES := bpf/pthread-tapset-runtime.stp linux/pthread-tapset-runtime.stp bpf/pthread-tapset-target.stpm
 # the macros derived from this host's libc (tools/update-tapset): links in
 # the tapset directory to the files in $(statedir)/tapset
