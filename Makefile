@@ -12,7 +12,8 @@
 #
 # check: RUNTIME="bpf lkm" (default; either alone selects it) runs the
 # suite per runtime, the kernel-module one in a VM where modules cannot be
-# loaded here; SOURCES="preload glibc functions" the event sources.
+# loaded here; SOURCES="preload glibc functions" the event sources (all
+# of tapset/sources.list by default).
 
 VERSION    := $(shell cat VERSION)
 PREFIX     ?= /usr/local
@@ -55,7 +56,7 @@ TAPSET_HOST_FILES := pthread-tapset-lib.stpm bpf/pthread-tapset-args.stpm linux/
 # both runtimes: BPF natively; the kernel-module runtime natively where
 # this kernel loads modules, else in a qemu VM (lkm-vm/, set up by check)
 RUNTIME    ?= bpf lkm
-SOURCES    ?= preload glibc functions
+SOURCES    ?= $(shell awk '!/^\#/ && NF {print $$1}' tapset/sources.list)
 
 FIXTURES   := self-relock abba cycle-3 cycle-5 cycle-8 recursive-relock \
               errorcheck-relock trylock-fail contention mutex-calls \
