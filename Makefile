@@ -56,7 +56,7 @@ TAPSET_HOST_FILES := pthread-tapset-lib.stpm bpf/pthread-tapset-args.stpm linux/
 # both runtimes: BPF natively; the kernel-module runtime natively where
 # this kernel loads modules, else in a qemu VM (lkm-vm/, set up by check)
 RUNTIME    ?= bpf lkm
-SOURCES    ?= $(shell awk '!/^\#/ && NF {print $$1}' tapset/sources.list)
+SOURCES    ?= $(shell tools/sources)
 
 FIXTURES   := self-relock abba cycle-3 cycle-5 cycle-8 recursive-relock \
               errorcheck-relock trylock-fail contention mutex-calls \
