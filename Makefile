@@ -62,7 +62,7 @@ FIXTURES   := self-relock abba cycle-3 cycle-5 cycle-8 recursive-relock \
               errorcheck-relock trylock-fail contention mutex-calls \
               many-waiters quick-exit crash-segv crash-abort steady static \
               hung-mix rwlock-cycle condvar-waiters rwlock-calls cond-calls thread-calls \
-              lock-waits lock-holds lock-orders lock-orders-benign lock-classes lock-churn \
+              lock-waits lock-holds lock-orders lock-orders-benign lock-orders-across-cpus lock-classes lock-churn \
               in-container hostile hostile-hang
 FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
 # built with musl-gcc (musl-tools) and g++, for the tests only
@@ -141,7 +141,7 @@ $(BUILD)/fixtures/musl-quick-exit: c-fixtures/quick-exit.c c-fixtures/fixture.h
 	@mkdir -p $(@D)
 	musl-gcc $(CFLAGS) $(WARN) -pthread -o $@ $<
 
-$(BUILD)/fixtures/lock-orders $(BUILD)/fixtures/lock-orders-benign $(BUILD)/fixtures/lock-churn: c-fixtures/lock-orders.h
+$(BUILD)/fixtures/lock-orders $(BUILD)/fixtures/lock-orders-benign $(BUILD)/fixtures/lock-orders-across-cpus $(BUILD)/fixtures/lock-churn: c-fixtures/lock-orders.h
 $(BUILD)/fixtures/in-container: launcher/proc.h
 
 # its locks and locking function renamed to names a hostile program would

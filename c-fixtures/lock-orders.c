@@ -30,19 +30,6 @@ static struct lk a = { .label = "A" }, b = { .label = "B" };
 static struct lk c[3], d[4], e[9];
 static struct lk w = { .label = "W", .rw = 1 }, m = { .label = "M" };
 
-/* a mutex on the heap, made by a call */
-__attribute__((noinline)) static struct lk *make_heap_lk(const char *label)
-{
-	struct lk *l = calloc(1, sizeof *l);
-
-	if (!l)
-		exit(2);
-	l->label = label;
-	CHECK(pthread_mutex_init(&l->m, NULL));
-	truth("mutex %s %p", label, (void *)&l->m);
-	return l;
-}
-
 /* a cycle of n locks, each order by its own thread */
 static void cycle_of(struct lk *l, int n, const char *prefix, char (*names)[4])
 {
@@ -90,14 +77,8 @@ int main(int argc, char **argv)
 	truth("cycle W M");
 
 	{
-		struct lk *h1 = make_heap_lk("H1"), *h2 = calloc(1, sizeof *h2);
+		struct lk *h1 = make_heap_lk("H1"), *h2 = zeroed_heap_lk("H2");
 
-		if (!h2)
-			exit(2);
-		h2->label = "H2";	/* all zeroes: PTHREAD_MUTEX_INITIALIZER */
-		truth("mutex H2 %p", (void *)&h2->m);
-		truth("origin H1 initialised make_heap_lk");
-		truth("origin H2 taken take");
 		in_order(h1, LOCK, h2, LOCK, 1);
 		in_order(h2, LOCK, h1, LOCK, 1);
 		truth("cycle H1 H2");

@@ -27,7 +27,7 @@ struct job {
 };
 
 /* (initialised at run time: the truth gives the addresses) */
-static void lk_init(struct lk *l)
+__attribute__((unused)) static void lk_init(struct lk *l)
 {
 	if (l->rw) {
 		pthread_rwlockattr_t attr;
@@ -44,6 +44,36 @@ static void lk_init(struct lk *l)
 		CHECK(pthread_mutex_init(&l->m, &attr));
 		truth("mutex %s %p", l->label, (void *)&l->m);
 	}
+}
+
+/* A mutex on the heap, made by a call (truth "origin LABEL initialised
+ * make_heap_lk": it is named by where it was made) */
+__attribute__((noinline, unused)) static struct lk *make_heap_lk(const char *label)
+{
+	struct lk *l = calloc(1, sizeof *l);
+
+	if (!l)
+		exit(2);
+	l->label = label;
+	CHECK(pthread_mutex_init(&l->m, NULL));
+	truth("mutex %s %p", label, (void *)&l->m);
+	truth("origin %s initialised make_heap_lk", label);
+	return l;
+}
+
+/* A mutex on the heap, all zeroes (PTHREAD_MUTEX_INITIALIZER), with no
+ * init call: named by where a thread of in_order() took it ("origin
+ * LABEL taken take") */
+__attribute__((unused)) static struct lk *zeroed_heap_lk(const char *label)
+{
+	struct lk *l = calloc(1, sizeof *l);
+
+	if (!l)
+		exit(2);
+	l->label = label;
+	truth("mutex %s %p", label, (void *)&l->m);
+	truth("origin %s taken take", label);
+	return l;
 }
 
 /* takes lock l as op says (every op succeeds here: nothing else holds it) */

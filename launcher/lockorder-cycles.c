@@ -17,9 +17,10 @@
  *   lockorder: potential deadlock: N locks of pid PID are taken in a cycle:
  *   lockorder:   thread TID holds mutex 0x..., taken at 0x..., and asks for mutex 0x... at 0x...
  *   ... (N lines)
- * With lockorder.stp's class 1, lines "lockorder: class PID LOCK SITE" say
- * that LOCK stands for the mutexes initialised at SITE: it is shown as
- * "mutexes made at SITE".
+ * Lines "lockorder: made PID MUTEX SITE CLASS" say where a mutex was
+ * initialised (before the orders into it); with lockorder.stp's class 1,
+ * CLASS is the lock that stands for the mutexes initialised at SITE: it is
+ * shown as "mutexes made at SITE".
  * A cycle counts only if each of its steps can block: a step into an
  * rwlock taken for reading, whose next step holds it for reading, cannot
  * (a read lock of glibc's default kinds waits for a writer only), unless
@@ -30,9 +31,10 @@
  * each cycle's report is preceded by a line per lock
  *   # pthread-stap: lock 0xADDR taken at 0xSITE
  * where SITE is where the lock was taken in the first order it was seen
- * in, for launcher/symbolize to name a lock with no symbol of its own (it
- * prefers the "initialised at" line lockorder.stp prints as a mutex is
- * initialised).
+ * in, for launcher/symbolize to name a lock with no symbol of its own,
+ * and for each made line without a class, before it is acted on,
+ *   # pthread-stap: lock 0xMUTEX initialised at 0xSITE
+ * (which symbolize prefers).
  *
  * Usage: stap lockorder.stp ... | lockorder-cycles [--origins]
  * (pthread-stap runs it)
@@ -337,11 +339,17 @@ int main(int argc, char **argv)
 			add_order(pid, tid, a, sa, b, sb);
 			continue;
 		}
-		if (sscanf(line, "lockorder: class %ld %" SCNx64 " %" SCNx64, &pid, &a, &sa) == 3) {
-			int i = node_of(pid, (a >> 3) << 3);	/* (may move nodes) */
+		if (sscanf(line, "lockorder: made %ld %" SCNx64 " %" SCNx64 " %" SCNx64, &pid, &a, &sa, &b) == 4) {
+			if (b) {
+				int i = node_of(pid, (b >> 3) << 3);	/* (may move nodes) */
 
-			nodes[i].class_site = sa;
-			classes++;
+				/* (said again before each handler's new orders into it) */
+				if (!nodes[i].class_site)
+					classes++;
+				nodes[i].class_site = sa;
+			} else if (origins) {
+				printf("# pthread-stap: lock 0x%" PRIx64 " initialised at 0x%" PRIx64 "\n", a, sa);
+			}
 			continue;
 		}
 		if (strncmp(line, "lockorder: watched ", 19) == 0)
