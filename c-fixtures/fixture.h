@@ -106,6 +106,19 @@ static inline void truth_code_end(void)
 	truth("code end %p", (void *)etext);
 }
 
+/* Pins the calling thread (and the threads it creates afterwards) to CPU */
+static inline void fixture_pin_to(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof one, &one) != 0) {
+		fprintf(stderr, "fixture: sched_setaffinity: %s\n", strerror(errno));
+		exit(2);
+	}
+}
+
 /*
  * Pins the process (and the threads it creates afterwards) to the CPU it
  * runs on.  For fixtures whose test compares the order of each thread's
@@ -114,15 +127,9 @@ static inline void truth_code_end(void)
  */
 static inline void fixture_one_cpu(void)
 {
-	cpu_set_t one;
 	int cpu = sched_getcpu();
 
-	CPU_ZERO(&one);
-	CPU_SET(cpu < 0 ? 0 : cpu, &one);
-	if (sched_setaffinity(0, sizeof one, &one) != 0) {
-		fprintf(stderr, "fixture: sched_setaffinity: %s\n", strerror(errno));
-		exit(2);
-	}
+	fixture_pin_to(cpu < 0 ? 0 : cpu);
 }
 
 /* Blocks until the harness says go (only with --wait-for-go; once). */

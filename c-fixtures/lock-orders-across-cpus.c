@@ -18,18 +18,6 @@
  */
 #include "lock-orders.h"
 
-static void pin_to(int cpu)
-{
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (sched_setaffinity(0, sizeof one, &one) != 0) {
-		fprintf(stderr, "fixture: sched_setaffinity: %s\n", strerror(errno));
-		exit(2);
-	}
-}
-
 int main(int argc, char **argv)
 {
 	cpu_set_t allowed;
@@ -58,10 +46,10 @@ int main(int argc, char **argv)
 	if (high != low) {
 		struct lk *h1, *h2;
 
-		pin_to(high);
+		fixture_pin_to(high);
 		h1 = make_heap_lk("H1");
 		h2 = zeroed_heap_lk("H2");
-		pin_to(low);	/* (the threads it makes start here too) */
+		fixture_pin_to(low);	/* (the threads it makes start here too) */
 		in_order(h1, LOCK, h2, LOCK, 1);
 		in_order(h2, LOCK, h1, LOCK, 1);
 		truth("cycle H1 H2");

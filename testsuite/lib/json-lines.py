@@ -42,9 +42,7 @@ def tcl(v):
         return "1" if v else "0"
     if v is None:
         return "{}"
-    if isinstance(v, (int, float)):
-        return tcl_word(str(v))
-    return tcl_word(v)
+    return tcl_word(v)  # (a string; numbers are read as strings, as written)
 
 
 def main():
