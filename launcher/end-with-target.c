@@ -74,6 +74,10 @@
 #define TICK_MS 20
 #define GRACE_TICKS (500 / TICK_MS)
 #define STUCK_TICKS (200 / TICK_MS)
+/* until the -c command's pid is known, and in the target's first second:
+ * the pid file read and the maps copied every millisecond (a command may
+ * live a few, and its maps are gone with it) */
+#define FAST_TICKS (1000 / TICK_MS)
 #define SYS_PAUSE_X86_64 34
 
 struct proc {
@@ -318,9 +322,9 @@ static void keep_threads(pid_t pid, const char *path, pid_t **known, size_t *nkn
 		fclose(out);
 }
 
-static void tick(void)
+static void tick(int ms)
 {
-	const struct timespec ts = { 0, TICK_MS * 1000000L };
+	const struct timespec ts = { 0, ms * 1000000L };
 
 	nanosleep(&ts, NULL);
 }
@@ -344,13 +348,26 @@ static void remove_pid_file(const char *path, int keeps_files)
 	}
 }
 
+/* The -c command's pid, once its gate wrote it to PID_FILE: remembered
+ * in TARGET, the file removed (KEEP_DIR: see remove_pid_file) */
+static void watch_started(struct proc *target, const char *pid_file, int keep_dir)
+{
+	pid_t t = read_pid_file(pid_file);
+
+	/* a process already gone leaves start 0: not alive */
+	if (t > 0) {
+		remember(target, t);
+		remove_pid_file(pid_file, keep_dir);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const runtimes[] = { "stapbpf", "staprun", "stapio", NULL };
 	struct proc stap, session = { 0, 0 }, target = { 0, 0 };
 	const char *mode = argc > 2 ? argv[2] : "", *pid_file = NULL, *maps_file = NULL;
 	int attach = strcmp(mode, "-x") == 0, gone_ticks = -1, stuck_ticks = 0;
-	int interrupted = 0, terminated = 0, nargs = argc;
+	int interrupted = 0, terminated = 0, nargs = argc, fast_ticks = 0, short_tick = 0, fast, ms;
 	char *maps_copy = NULL;
 	const char *threads_file = NULL;
 	pid_t *threads_known = NULL;
@@ -382,7 +399,7 @@ int main(int argc, char **argv)
 	else if (strcmp(mode, "-c") == 0)
 		pid_file = argv[3];
 
-	for (;; tick()) {
+	for (;; tick(short_tick ? 1 : TICK_MS), short_tick = 0) {
 		int stap_alive = alive(&stap), session_alive;
 
 		if (!session.pid && stap_alive) {
@@ -417,17 +434,21 @@ int main(int argc, char **argv)
 		if (!stap_alive)
 			continue;
 
-		if (pid_file && !target.pid) {
-			pid_t t = read_pid_file(pid_file);
-
-			/* a process already gone leaves start 0: not alive */
-			if (t > 0) {
-				remember(&target, t);
-				remove_pid_file(pid_file, maps_file || threads_file);
-			}
+		/* until the target is known, and its first second: every
+		 * millisecond */
+		fast = !target.pid || fast_ticks < FAST_TICKS;
+		for (ms = 0; ms < (fast ? TICK_MS : 1); ms++) {
+			if (ms)
+				tick(1);
+			if (pid_file && !target.pid)
+				watch_started(&target, pid_file, maps_file || threads_file);
+			if (maps_file && target.pid && alive(&target))
+				keep_maps(target.pid, maps_file, &maps_copy);
 		}
-		if (maps_file && target.pid && alive(&target))
-			keep_maps(target.pid, maps_file, &maps_copy);
+		if (fast) {
+			fast_ticks += target.pid != 0;
+			short_tick = 1;
+		}
 		if (threads_file && target.pid && alive(&target))
 			keep_threads(target.pid, threads_file, &threads_known, &nthreads_known);
 		if (gone_ticks < 0 && target.pid && !alive(&target)) {
