@@ -75,8 +75,8 @@
 #define GRACE_TICKS (500 / TICK_MS)
 #define STUCK_TICKS (200 / TICK_MS)
 /* until the -c command's pid is known, and in the target's first second:
- * the pid file read and the maps copied every millisecond (a command may
- * live a few, and its maps are gone with it) */
+ * the pid file read, the maps and the thread numbers copied every
+ * millisecond (a command may live a few, and they are gone with it) */
 #define FAST_TICKS (1000 / TICK_MS)
 #define SYS_PAUSE_X86_64 34
 
@@ -444,13 +444,13 @@ int main(int argc, char **argv)
 				watch_started(&target, pid_file, maps_file || threads_file);
 			if (maps_file && target.pid && alive(&target))
 				keep_maps(target.pid, maps_file, &maps_copy);
+			if (threads_file && target.pid && alive(&target))
+				keep_threads(target.pid, threads_file, &threads_known, &nthreads_known);
 		}
 		if (fast) {
 			fast_ticks += target.pid != 0;
 			short_tick = 1;
 		}
-		if (threads_file && target.pid && alive(&target))
-			keep_threads(target.pid, threads_file, &threads_known, &nthreads_known);
 		if (gone_ticks < 0 && target.pid && !alive(&target)) {
 			gone_ticks = 0;
 			if (!session_alive && attach) {
