@@ -12,7 +12,8 @@
  *      relocks it twice more (a lock, a trylock, in relock_nested), holds
  *      it NESTED_MS, and unlocks it three times: one hold.
  *   5. rwlock table_lock (global): A holds it for writing WRITE_MS (in
- *      write_table); then R (in read_table, a nested read lock inside: one
+ *      write_table), asking for it again inside (EDEADLK: the same
+ *      hold, which goes on); then R (in read_table, a nested read lock inside: one
  *      hold) and B (by tryrdlock, in try_read_table) each hold a read lock
  *      READ_MS, at the same time.
  *   6. mutex ready_lock (global) with cond ready: W holds ready_lock
@@ -134,7 +135,6 @@ HOLD_FUNCTION(hold_long, T_A, "A", long_lock, "mutex", pthread_mutex_lock, LONG_
 HOLD_FUNCTION(try_long, T_B, "B", long_lock, "mutex", pthread_mutex_trylock, TRY_MS, pthread_mutex_unlock)
 HOLD_FUNCTION(hold_briefly, T_B, "B", long_lock, "mutex", pthread_mutex_lock, BRIEF_MS, pthread_mutex_unlock)
 HOLD_FUNCTION(quick, T_MAIN, "T", quick_lock, "mutex", pthread_mutex_lock, 0, pthread_mutex_unlock)
-HOLD_FUNCTION(write_table, T_A, "A", table_lock, "rw-write", pthread_rwlock_wrlock, WRITE_MS, pthread_rwlock_unlock)
 HOLD_FUNCTION(try_read_table, T_B, "B", table_lock, "rw-read", pthread_rwlock_tryrdlock, READ_MS, pthread_rwlock_unlock)
 HOLD_FUNCTION_OF(hold_made, T_A, "A", "made_lock", made_lock, "mutex", pthread_mutex_lock, HEAP_MS, pthread_mutex_unlock)
 HOLD_FUNCTION_OF(hold_zeroed, T_A, "A", "zeroed_lock", zeroed_lock, "mutex", pthread_mutex_lock, HEAP_MS, pthread_mutex_unlock)
@@ -173,6 +173,25 @@ __attribute__((noinline)) static void read_table(void)
 	unlocking = now_ns();
 	CHECK(pthread_rwlock_unlock(&table_lock));
 	record(T_R, "R", "table_lock", "rw-read", "read_table", called, took, unlocking, now_ns());
+}
+
+/* phase 5, A: a write hold, a failed write lock call inside it */
+__attribute__((noinline)) static void write_table(void)
+{
+	long called = now_ns(), took, unlocking;
+	int rc;
+
+	CHECK(pthread_rwlock_wrlock(&table_lock));
+	took = now_ns();
+	rc = pthread_rwlock_wrlock(&table_lock);	/* the writer asks again */
+	if (rc != EDEADLK) {
+		fprintf(stderr, "fixture: write_table: a second wrlock gave %s, not EDEADLK\n", errname(rc));
+		exit(2);
+	}
+	sleep_ms(WRITE_MS);
+	unlocking = now_ns();
+	CHECK(pthread_rwlock_unlock(&table_lock));
+	record(T_A, "A", "table_lock", "rw-write", "write_table", called, took, unlocking, now_ns());
 }
 
 /* phase 6, W: a hold, a wait (no hold), a hold */
