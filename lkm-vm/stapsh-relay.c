@@ -36,7 +36,25 @@
 #include <unistd.h>
 
 static int port;
+static char label[128] = "?";   /* the port's name, in every message */
 static char buf[65536];
+
+/* The port's name (org.systemtap.stapsh.N), from sysfs; else DEV. */
+static void read_label(const char *dev)
+{
+	const char *base = strrchr(dev, '/');
+	char path[256];
+	FILE *f;
+
+	snprintf(label, sizeof label, "%s", dev);
+	snprintf(path, sizeof path, "/sys/class/virtio-ports/%s/name", base ? base + 1 : dev);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(label, sizeof label, f))
+		label[strcspn(label, "\n")] = 0;
+	fclose(f);
+}
 
 /* Writes all of p to fd (the non-blocking port: waiting up to 5 s for
  * room); -1 once the other side is gone. */
@@ -272,13 +290,13 @@ static void finish(pid_t pid, const char *why)
 			kill(-pid, sigs[i]);
 		for (t = 0; t < 300; t++) {
 			if (waitpid(pid, NULL, WNOHANG) == pid) {
-				fprintf(stderr, "stapsh-relay: %s; stapsh %d %s\n", why, (int)pid, how[i]);
+				fprintf(stderr, "stapsh-relay: %s: %s; stapsh %d %s\n", label, why, (int)pid, how[i]);
 				return;
 			}
 			usleep(10000);
 		}
 	}
-	fprintf(stderr, "stapsh-relay: %s; stapsh %d did not end\n", why, (int)pid);
+	fprintf(stderr, "stapsh-relay: %s: %s; stapsh %d did not end\n", label, why, (int)pid);
 }
 
 int main(int argc, char **argv)
@@ -295,9 +313,16 @@ int main(int argc, char **argv)
 		perror(argv[1]);
 		return 1;
 	}
-	fprintf(stderr, "stapsh-relay: serving %s\n", argv[1]);
+	read_label(argv[1]);
+	fprintf(stderr, "stapsh-relay: %s: serving %s\n", label, argv[1]);
 	for (;;) {
-		ssize_t first = wait_for_host();
+		ssize_t first;
+
+		/* (the tests wait for this line before a port's next session:
+		 * a host that connects while the last session is being ended
+		 * can lose its first bytes, and then waits for ever) */
+		fprintf(stderr, "stapsh-relay: %s: ready\n", label);
+		first = wait_for_host();
 		int sh = -1;
 		pid_t pid;
 
@@ -308,7 +333,7 @@ int main(int argc, char **argv)
 			perror("stapsh-relay: starting stapsh");
 			return 1;
 		}
-		fprintf(stderr, "stapsh-relay: a session: stapsh %d\n", (int)pid);
+		fprintf(stderr, "stapsh-relay: %s: a session: stapsh %d\n", label, (int)pid);
 		memset(&fr, 0, sizeof fr);
 		fr.stream = -1;
 		if (write_all(sh, buf, first) < 0) {
