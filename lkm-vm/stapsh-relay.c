@@ -317,14 +317,14 @@ int main(int argc, char **argv)
 	fprintf(stderr, "stapsh-relay: %s: serving %s\n", label, argv[1]);
 	for (;;) {
 		ssize_t first;
+		int sh = -1;
+		pid_t pid;
 
 		/* (the tests wait for this line before a port's next session:
 		 * a host that connects while the last session is being ended
 		 * can lose its first bytes, and then waits for ever) */
 		fprintf(stderr, "stapsh-relay: %s: ready\n", label);
 		first = wait_for_host();
-		int sh = -1;
-		pid_t pid;
 
 		if (first < 0)
 			return 1;
