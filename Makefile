@@ -115,7 +115,7 @@ $(BUILD)/host/libmemlock-shim.so: host/memlock-shim.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(WARN) -shared -fPIC -o $@.tmp.$$$$ $< -ldl && mv $@.tmp.$$$$ $@
 
-$(BUILD)/launcher/%: launcher/%.c launcher/proc.h
+$(BUILD)/launcher/%: launcher/%.c launcher/proc.h launcher/mappings.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(WARN) -o $@.tmp.$$$$ $< && mv $@.tmp.$$$$ $@
 

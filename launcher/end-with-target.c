@@ -8,10 +8,12 @@
  *     end-with-target STAP_PID -c PIDFILE   the command stap -c started,
  *                                           through start-gate --pid-file
  *     end-with-target STAP_PID -s           no target (system-wide)
- *     ... --maps FILE                       also keep a copy of the
- *                                           target's /proc/PID/maps in
- *                                           FILE (launcher/symbolize
- *                                           names addresses with it)
+ *     ... --maps FILE                       also keep the target's
+ *                                           memory map in FILE, as
+ *                                           /proc/PID/maps writes it
+ *                                           (launcher/symbolize names
+ *                                           addresses with it; kept as
+ *                                           launcher/mappings.h says)
  *     ... --threads FILE                    also keep, in FILE, a line
  *                                           "HOST NS" per thread the
  *                                           target ever had: its tid on
@@ -69,6 +71,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mappings.h"
 #include "proc.h"
 
 #define TICK_MS 20
@@ -226,15 +229,14 @@ static int stapbpf_wakeup(pid_t pid)
 	return int_ignored ? SIGTERM : SIGINT;
 }
 
-/* Copies /proc/PID/maps to PATH (through PATH.tmp) when it changed since
- * the last copy, kept in *LAST (malloc'd). */
-static void keep_maps(pid_t pid, const char *path, char **last)
+/* Takes /proc/PID/maps into MAP when it changed since the last copy,
+ * kept in *LAST (malloc'd). */
+static void copy_maps(pid_t pid, struct mappings *map, char **last)
 {
 	char src[64], tmp[4096];
 	char *buf = NULL;
 	size_t size = 0;
 	FILE *in, *out;
-	int ok;
 
 	snprintf(src, sizeof src, "/proc/%d/maps", (int)pid);
 	in = fopen(src, "r");
@@ -254,22 +256,14 @@ static void keep_maps(pid_t pid, const char *path, char **last)
 	}
 	fclose(in);
 	fclose(out);
+	/* (an exiting process has none left) */
 	if (size == 0 || (*last && strcmp(*last, buf) == 0)) {
 		free(buf);
 		return;
 	}
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	out = fopen(tmp, "w");
-	ok = out && fwrite(buf, 1, size, out) == size;
-	if (out && fclose(out) != 0)
-		ok = 0;
-	if (ok && rename(tmp, path) == 0) {
-		free(*last);
-		*last = buf;
-	} else {
-		unlink(tmp);
-		free(buf);
-	}
+	mappings_from_proc(map, buf);
+	free(*last);
+	*last = buf;
 }
 
 /* Appends to PATH a line "HOST NS" for each thread of PID not in it yet
@@ -349,14 +343,19 @@ static void remove_pid_file(const char *path, int keeps_files)
 }
 
 /* The -c command's pid, once its gate wrote it to PID_FILE: remembered
- * in TARGET, the file removed (KEEP_DIR: see remove_pid_file) */
-static void watch_started(struct proc *target, const char *pid_file, int keep_dir)
+ * in TARGET, its mmap records opened in MAP (when kept), then the file
+ * removed, which tells the gate to exec the command (KEEP_DIR: see
+ * remove_pid_file) */
+static void watch_started(struct proc *target, const char *pid_file, struct mappings *map,
+			  int keep_dir)
 {
 	pid_t t = read_pid_file(pid_file);
 
 	/* a process already gone leaves start 0: not alive */
 	if (t > 0) {
 		remember(target, t);
+		if (map)
+			mappings_record(map, t, 1);
 		remove_pid_file(pid_file, keep_dir);
 	}
 }
@@ -369,6 +368,7 @@ int main(int argc, char **argv)
 	int attach = strcmp(mode, "-x") == 0, gone_ticks = -1, stuck_ticks = 0;
 	int interrupted = 0, terminated = 0, nargs = argc, fast_ticks = 0, short_tick = 0, fast, ms;
 	char *maps_copy = NULL;
+	struct mappings map;
 	const char *threads_file = NULL;
 	pid_t *threads_known = NULL;
 	size_t nthreads_known = 0;
@@ -394,8 +394,12 @@ int main(int argc, char **argv)
 		return 2;
 	if (remember(&stap, (pid_t)atoi(argv[1])) != 0)
 		return 0;
-	if (attach)
+	mappings_init(&map);
+	if (attach) {
 		remember(&target, (pid_t)atoi(argv[3]));
+		if (maps_file && target.pid)
+			mappings_record(&map, target.pid, 0);
+	}
 	else if (strcmp(mode, "-c") == 0)
 		pid_file = argv[3];
 
@@ -441,9 +445,15 @@ int main(int argc, char **argv)
 			if (ms)
 				tick(1);
 			if (pid_file && !target.pid)
-				watch_started(&target, pid_file, maps_file || threads_file);
-			if (maps_file && target.pid && alive(&target))
-				keep_maps(target.pid, maps_file, &maps_copy);
+				watch_started(&target, pid_file, maps_file ? &map : NULL,
+					      maps_file || threads_file);
+			/* (the records first: a copy is newer than they) */
+			if (maps_file) {
+				mappings_read_records(&map);
+				if (target.pid && map.exec_seen && alive(&target))
+					copy_maps(target.pid, &map, &maps_copy);
+				mappings_write(&map, maps_file);
+			}
 			if (threads_file && target.pid && alive(&target))
 				keep_threads(target.pid, threads_file, &threads_known, &nthreads_known);
 		}

@@ -21,7 +21,10 @@
  *
  * With --pid-file, it first writes its pid (the command's, since it execs
  * in place) to PATH, atomically: end-with-target learns there which
- * process to watch, however short-lived.
+ * process to watch, however short-lived, and removes the file once it
+ * records the process's mappings (launcher/mappings.h); the gate execs
+ * CMD only then, so that the records hold the command's whole image.
+ * That wait is bounded too (within the same 10 s).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -76,8 +79,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: start-gate [--pid-file PATH] CMD [ARG...]\n");
 		return 2;
 	}
+	waited = 0;
 	if (proc_comm_is(parent, "stapbpf"))
-		for (waited = 0; waited < GATE_LIMIT_MS && !catches_sigchld(parent); waited++)
+		for (; waited < GATE_LIMIT_MS && !catches_sigchld(parent); waited++)
+			nanosleep(&tick, NULL);
+	if (first == 3)
+		for (; waited < GATE_LIMIT_MS && access(argv[2], F_OK) == 0; waited++)
 			nanosleep(&tick, NULL);
 	execvp(argv[first], argv + first);
 	fprintf(stderr, "%s: %s\n", argv[first], strerror(errno));
