@@ -205,7 +205,7 @@ bench: deps all glibc-marks
 lint: test-deps all glibc-marks
 	$(CC) $(WARN) -I$(BUILD)/include -fsyntax-only -fPIC preload/pthread-marks.c
 	$(CC) $(WARN) -fsyntax-only host/memlock-shim.c
-	$(CC) $(WARN) -fsyntax-only lkm-vm/stapsh-relay.c
+	for f in lkm-vm/*.c; do $(CC) $(WARN) -fsyntax-only $$f || exit 1; done
 	for f in bench/*.c; do $(CC) $(WARN) -fsyntax-only -pthread $$f || exit 1; done
 	for f in launcher/*.c; do $(CC) $(WARN) -fsyntax-only $$f || exit 1; done
 	for f in c-fixtures/*.c; do $(CC) $(WARN) -DTHREADS=3 -fsyntax-only -pthread $$f || exit 1; done
