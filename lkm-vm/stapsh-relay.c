@@ -19,9 +19,9 @@
  * a second frame that arrived in the same read() waits in the FILE buffer,
  * unseen, until more bytes come (a fixture's last lines before it blocks
  * never showed).  So the relay gathers a burst of output (until stapsh is
- * quiet for 20 ms) and sends it as one frame per stream, the streams
- * 30 ms apart.  Lines that are not data frames pass unchanged (30 ms
- * after a frame sent with them).
+ * quiet for 20 ms) and sends it as one frame per stream.  Lines that are
+ * not data frames pass unchanged.  Every message (frame or line) goes out
+ * at least 30 ms after the last (pace()).
  *
  * And stapsh runs staprun-drain (next to the relay) as /usr/bin/staprun,
  * bound there in the session's own mount namespace: stapsh exits on
@@ -42,6 +42,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int port;
@@ -93,6 +94,24 @@ static int write_all(int fd, const char *p, ssize_t len)
 static int port_write(const char *p, ssize_t len)
 {
 	return write_all(port, p, len);
+}
+
+/* Before each message to the host (a frame, a line): at least 30 ms after
+ * the last, so that stap's client, which handles one message per poll()
+ * wake-up, reads it with a read() of its own (see above: a message that
+ * came in the same read as the one before waits unseen in its buffer,
+ * e.g. the begin probe's output behind the "OK" of the run command) */
+static void pace(void)
+{
+	static struct timespec last;
+	struct timespec now;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (now.tv_sec - last.tv_sec) * 1000 + (now.tv_nsec - last.tv_nsec) / 1000000;
+	if (ms >= 0 && ms < 30)
+		usleep((useconds_t)(30 - ms) * 1000);
+	clock_gettime(CLOCK_MONOTONIC, &last);
 }
 
 /* Blocks until the host connects and sends its first bytes. */
@@ -201,8 +220,7 @@ static int flush_frames(void)
 
 		if (!fr.data_len[i])
 			continue;
-		if (sent)
-			usleep(30000);  /* a separate read() on the host */
+		pace();
 		len = snprintf(head, sizeof head, "data %s %zu\n", stream_name[i], fr.data_len[i]);
 		if (port_write(head, len) < 0 || port_write(fr.data[i], (ssize_t)fr.data_len[i]) < 0)
 			return -1;
@@ -253,14 +271,11 @@ static int parse_frames(const char *p, size_t n)
 			if (stream >= 0) {
 				fr.stream = len ? stream : -1;
 				fr.left = len;
+			} else if (flush_frames() < 0) {
+				return -1;
 			} else {
-				/* (a line right after a frame: a read() of its
-				 * own on the host too, "quit" above all) */
-				int sent = flush_frames();
-
-				if (sent > 0)
-					usleep(30000);
-				if (sent < 0 || port_write(fr.line, (ssize_t)fr.line_len) < 0)
+				pace();
+				if (port_write(fr.line, (ssize_t)fr.line_len) < 0)
 					return -1;
 			}
 		}
