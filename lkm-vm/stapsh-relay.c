@@ -19,34 +19,23 @@
  * a second frame that arrived in the same read() waits in the FILE buffer,
  * unseen, until more bytes come (a fixture's last lines before it blocks
  * never showed).  So the relay gathers a burst of output (until stapsh is
- * quiet for 20 ms) and sends it as one frame per stream.  Lines that are
- * not data frames pass unchanged.  Every message (frame or line) goes out
- * at least 30 ms after the last (pace()).
- *
- * And stapsh runs staprun-drain (next to the relay) as /usr/bin/staprun,
- * bound there in the session's own mount namespace: stapsh exits on
- * staprun's SIGCHLD without reading the rest of its output, and
- * staprun-drain.c outlives staprun until stapsh has passed it all on.
+ * quiet for 20 ms) and sends it as one frame per stream, the streams
+ * 30 ms apart.  Lines that are not data frames pass unchanged.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 static int port;
-static char drain[4096];        /* staprun-drain, next to the relay */
 static char label[128] = "?";   /* the port's name, in every message */
 static char buf[65536];
 
@@ -96,24 +85,6 @@ static int port_write(const char *p, ssize_t len)
 	return write_all(port, p, len);
 }
 
-/* Before each message to the host (a frame, a line): at least 30 ms after
- * the last, so that stap's client, which handles one message per poll()
- * wake-up, reads it with a read() of its own (see above: a message that
- * came in the same read as the one before waits unseen in its buffer,
- * e.g. the begin probe's output behind the "OK" of the run command) */
-static void pace(void)
-{
-	static struct timespec last;
-	struct timespec now;
-	long ms;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (now.tv_sec - last.tv_sec) * 1000 + (now.tv_nsec - last.tv_nsec) / 1000000;
-	if (ms >= 0 && ms < 30)
-		usleep((useconds_t)(30 - ms) * 1000);
-	clock_gettime(CLOCK_MONOTONIC, &last);
-}
-
 /* Blocks until the host connects and sends its first bytes. */
 static ssize_t wait_for_host(void)
 {
@@ -131,25 +102,6 @@ static ssize_t wait_for_host(void)
 	}
 }
 
-/* In a stapsh child: /usr/bin/staprun becomes staprun-drain in this
- * process's own mount namespace (the real one bound at the path
- * staprun-drain runs).  Left as it is should any step fail. */
-static void bind_staprun_drain(void)
-{
-	static const char real[] = "/run/stapsh-relay-staprun";
-	int fd;
-
-	if (access(drain, X_OK) != 0 || unshare(CLONE_NEWNS) != 0 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-		return;
-	fd = open(real, O_WRONLY | O_CREAT | O_CLOEXEC, 0700);
-	if (fd < 0)
-		return;
-	close(fd);
-	if (mount("/usr/bin/staprun", real, NULL, MS_BIND, NULL) == 0)
-		mount(drain, "/usr/bin/staprun", NULL, MS_BIND, NULL);
-}
-
 static pid_t start_stapsh(const char *stapsh, int *fd)
 {
 	int sv[2];
@@ -160,7 +112,6 @@ static pid_t start_stapsh(const char *stapsh, int *fd)
 	pid = fork();
 	if (pid == 0) {
 		setpgid(0, 0);
-		bind_staprun_drain();
 		dup2(sv[1], 0);
 		dup2(sv[1], 1);
 		dup2(sv[1], 2);
@@ -208,8 +159,7 @@ static struct {
 	size_t data_len[NSTREAMS];
 } fr = { .stream = -1 };
 
-/* Sends the gathered payloads, one frame per stream: how many; -1: host
- * gone. */
+/* Sends the gathered payloads, one frame per stream; -1: host gone. */
 static int flush_frames(void)
 {
 	char head[64];
@@ -220,14 +170,15 @@ static int flush_frames(void)
 
 		if (!fr.data_len[i])
 			continue;
-		pace();
+		if (sent)
+			usleep(30000);  /* a separate read() on the host */
 		len = snprintf(head, sizeof head, "data %s %zu\n", stream_name[i], fr.data_len[i]);
 		if (port_write(head, len) < 0 || port_write(fr.data[i], (ssize_t)fr.data_len[i]) < 0)
 			return -1;
 		fr.data_len[i] = 0;
-		sent++;
+		sent = 1;
 	}
-	return sent;
+	return 0;
 }
 
 /* Feeds n bytes from stapsh through the parser; plain lines go out at
@@ -271,12 +222,9 @@ static int parse_frames(const char *p, size_t n)
 			if (stream >= 0) {
 				fr.stream = len ? stream : -1;
 				fr.left = len;
-			} else if (flush_frames() < 0) {
+			} else if (flush_frames() < 0 ||
+				   port_write(fr.line, (ssize_t)fr.line_len) < 0) {
 				return -1;
-			} else {
-				pace();
-				if (port_write(fr.line, (ssize_t)fr.line_len) < 0)
-					return -1;
 			}
 		}
 		fr.line_len = 0;
@@ -366,12 +314,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	read_label(argv[1]);
-	{
-		const char *slash = strrchr(argv[0], '/');
-
-		snprintf(drain, sizeof drain, "%.*sstaprun-drain",
-			 slash ? (int)(slash - argv[0] + 1) : 0, argv[0]);
-	}
 	fprintf(stderr, "stapsh-relay: %s: serving %s\n", label, argv[1]);
 	for (;;) {
 		ssize_t first;
