@@ -14,13 +14,11 @@
  * anything it started) is then stopped.
  *
  * And it merges stapsh's output frames.  While a script runs, stapsh sends
- * "data STREAM N\n" + N bytes per piece of output.  stap 4.8's client reads
- * the socket through a stdio FILE and handles one frame per poll() wake-up:
- * a second frame that arrived in the same read() waits in the FILE buffer,
- * unseen, until more bytes come (a fixture's last lines before it blocks
- * never showed).  So the relay gathers a burst of output (until stapsh is
- * quiet for 20 ms) and sends it as one frame per stream, the streams
- * 30 ms apart.  Lines that are not data frames pass unchanged.
+ * "data STREAM N\n" + N bytes per piece of output; the relay gathers a
+ * burst of output (until stapsh is quiet for 20 ms) and sends it as one
+ * frame per stream: fewer frames for the host's stapsh-proxy to hand to
+ * stap one read at a time (lkm-vm/stapsh-proxy.c says why).  Lines that
+ * are not data frames pass unchanged.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -163,20 +161,17 @@ static struct {
 static int flush_frames(void)
 {
 	char head[64];
-	int i, sent = 0;
+	int i;
 
 	for (i = 0; i < NSTREAMS; i++) {
 		int len;
 
 		if (!fr.data_len[i])
 			continue;
-		if (sent)
-			usleep(30000);  /* a separate read() on the host */
 		len = snprintf(head, sizeof head, "data %s %zu\n", stream_name[i], fr.data_len[i]);
 		if (port_write(head, len) < 0 || port_write(fr.data[i], (ssize_t)fr.data_len[i]) < 0)
 			return -1;
 		fr.data_len[i] = 0;
-		sent = 1;
 	}
 	return 0;
 }
