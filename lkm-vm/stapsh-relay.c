@@ -19,21 +19,29 @@
  * frame per stream: fewer frames for the host's stapsh-proxy to hand to
  * stap one read at a time (lkm-vm/stapsh-proxy.c says why).  Lines that
  * are not data frames pass unchanged.
+ *
+ * And stapsh runs staprun-drain (next to the relay) as /usr/bin/staprun,
+ * bound there in the session's own mount namespace: stapsh exits on
+ * staprun's SIGCHLD without reading the rest of its output, and
+ * staprun-drain.c outlives staprun until stapsh has passed it all on.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static int port;
+static char drain[4096];        /* staprun-drain, next to the relay */
 static char label[128] = "?";   /* the port's name, in every message */
 static char buf[65536];
 
@@ -100,6 +108,25 @@ static ssize_t wait_for_host(void)
 	}
 }
 
+/* In a stapsh child: /usr/bin/staprun becomes staprun-drain in this
+ * process's own mount namespace (the real one bound at the path
+ * staprun-drain runs).  Left as it is should any step fail. */
+static void bind_staprun_drain(void)
+{
+	static const char real[] = "/run/stapsh-relay-staprun";
+	int fd;
+
+	if (access(drain, X_OK) != 0 || unshare(CLONE_NEWNS) != 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		return;
+	fd = open(real, O_WRONLY | O_CREAT | O_CLOEXEC, 0700);
+	if (fd < 0)
+		return;
+	close(fd);
+	if (mount("/usr/bin/staprun", real, NULL, MS_BIND, NULL) == 0)
+		mount(drain, "/usr/bin/staprun", NULL, MS_BIND, NULL);
+}
+
 static pid_t start_stapsh(const char *stapsh, int *fd)
 {
 	int sv[2];
@@ -110,6 +137,7 @@ static pid_t start_stapsh(const char *stapsh, int *fd)
 	pid = fork();
 	if (pid == 0) {
 		setpgid(0, 0);
+		bind_staprun_drain();
 		dup2(sv[1], 0);
 		dup2(sv[1], 1);
 		dup2(sv[1], 2);
@@ -309,6 +337,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	read_label(argv[1]);
+	{
+		const char *slash = strrchr(argv[0], '/');
+
+		snprintf(drain, sizeof drain, "%.*sstaprun-drain",
+			 slash ? (int)(slash - argv[0] + 1) : 0, argv[0]);
+	}
 	fprintf(stderr, "stapsh-relay: %s: serving %s\n", label, argv[1]);
 	for (;;) {
 		ssize_t first;
