@@ -9,14 +9,13 @@
  * Why: stap 4.8's client reads stapsh through a stdio FILE and handles one
  * message ("data STREAM N\n" and its N bytes, or a line) per poll()
  * wake-up.  Two messages that reach it in one read(): the second waits in
- * the FILE buffer, unseen, until more bytes come.  A traced program that
- * waits for the session's begin line before it goes on then never goes on
- * (a harness's -x session, after 120 s: the begin line arrived with
- * something just before it, when the host was too busy to read them
- * apart).  Spacing messages in time in the VM (lkm-vm/stapsh-relay.c once
- * did, 30 ms) is not enough on a loaded host: here stap's own socket says
- * when it has read everything (SIOCOUTQ: bytes sent to it and not yet
- * read), and the next message goes only then.
+ * the FILE buffer, unseen, until more bytes come: a session's line stays
+ * unshown while its program waits (testsuite/pthread.session/
+ * a-late-reader-gets-every-remote-line.exp).  Spacing messages in time in
+ * the VM (lkm-vm/stapsh-relay.c once did, 30 ms) is not enough on a
+ * loaded host: here stap's own socket says when it has read everything
+ * (SIOCOUTQ: bytes sent to it and not yet read), and the next message
+ * goes only then.
  *
  * One session at a time, as the VM's port serves them: each stap that
  * connects to LISTEN-SOCKET gets a connection of its own to VM-SOCKET
