@@ -37,6 +37,10 @@
 typedef int (*mutex_fn)(pthread_mutex_t *);
 typedef int (*rwlock_fn)(pthread_rwlock_t *);
 
+static int lazy_lock(pthread_mutex_t *m);
+static int lazy_trylock(pthread_mutex_t *m);
+static int lazy_unlock(pthread_mutex_t *m);
+
 static struct {
 	int (*init)(pthread_mutex_t *, const pthread_mutexattr_t *);
 	mutex_fn destroy, lock, trylock, unlock;
@@ -61,7 +65,32 @@ static struct {
 	int (*timedjoin)(pthread_t, void **, const struct timespec *);
 	int (*clockjoin)(pthread_t, void **, clockid_t, const struct timespec *);
 	int (*tryjoin)(pthread_t, void **);
-} real;
+} real = { .lock = lazy_lock, .trylock = lazy_trylock, .unlock = lazy_unlock };
+
+static void resolve(void);
+
+/* The three calls of every lock pair (lock or trylock, unlock) start out
+ * as these, which resolve every wrapped function and call on: so their
+ * wrappers need no "resolved yet?" test on each call.  The others test
+ * (ensure_resolved).  The pointers are read and written whole (relaxed
+ * atomics: plain moves on x86-64), by any thread. */
+#define HOT(f) __atomic_load_n(&real.f, __ATOMIC_RELAXED)
+static int lazy_lock(pthread_mutex_t *m)
+{
+	resolve();
+	return HOT(lock)(m);
+}
+static int lazy_trylock(pthread_mutex_t *m)
+{
+	resolve();
+	return HOT(trylock)(m);
+}
+static int lazy_unlock(pthread_mutex_t *m)
+{
+	resolve();
+	return HOT(unlock)(m);
+}
+static int resolved;
 
 static void *next_symbol(const char *name)
 {
@@ -83,8 +112,6 @@ __attribute__((constructor)) static void resolve(void)
 {
 	*(void **)&real.init = next_symbol("pthread_mutex_init");
 	*(void **)&real.destroy = next_symbol("pthread_mutex_destroy");
-	*(void **)&real.trylock = next_symbol("pthread_mutex_trylock");
-	*(void **)&real.unlock = next_symbol("pthread_mutex_unlock");
 	*(void **)&real.timedlock = next_symbol("pthread_mutex_timedlock");
 	*(void **)&real.clocklock = next_symbol("pthread_mutex_clocklock");
 	*(void **)&real.cond_wait = next_symbol("pthread_cond_wait");
@@ -109,13 +136,18 @@ __attribute__((constructor)) static void resolve(void)
 	*(void **)&real.timedjoin = next_symbol("pthread_timedjoin_np");
 	*(void **)&real.clockjoin = next_symbol("pthread_clockjoin_np");
 	*(void **)&real.tryjoin = next_symbol("pthread_tryjoin_np");
+	__atomic_store_n((void **)&real.trylock, next_symbol("pthread_mutex_trylock"),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n((void **)&real.unlock, next_symbol("pthread_mutex_unlock"),
+			 __ATOMIC_RELAXED);
 	__atomic_store_n((void **)&real.lock, next_symbol("pthread_mutex_lock"),
-			 __ATOMIC_RELEASE);
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
 }
 
 static inline void ensure_resolved(void)
 {
-	if (__builtin_expect(!__atomic_load_n((void **)&real.lock, __ATOMIC_ACQUIRE), 0))
+	if (__builtin_expect(!__atomic_load_n(&resolved, __ATOMIC_ACQUIRE), 0))
 		resolve();
 }
 
@@ -164,6 +196,14 @@ static inline int contended(pthread_mutex_t *m, int busy)
 	return 1;
 }
 
+/* The lock call of a mutex found busy: the thread is about to wait.  Out
+ * of line (and its registers with it): the uncontended path saves one. */
+static __attribute__((noinline, cold)) int lock_busy(pthread_mutex_t *m)
+{
+	contended(m, EBUSY);
+	return HOT(lock)(m);
+}
+
 /* pthread_mutex_lock's body: also the relock after a condition wait */
 static int lock_with_marks(pthread_mutex_t *m)
 {
@@ -177,13 +217,11 @@ static int lock_with_marks(pthread_mutex_t *m)
 	 * single loop) */
 	if (__libc_single_threaded &&
 	    __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) == 0) {
-		rc = real.lock(m);
+		rc = HOT(lock)(m);
 	} else {
-		rc = real.trylock(m);
-		if (rc == EBUSY) {
-			contended(m, rc);
-			rc = real.lock(m);
-		}
+		rc = HOT(trylock)(m);
+		if (__builtin_expect(rc == EBUSY, 0))
+			rc = lock_busy(m);
 	}
 	if (rc == 0 && fresh_acquisition(m))
 		MARK_mutex_acquired(m);
@@ -192,7 +230,6 @@ static int lock_with_marks(pthread_mutex_t *m)
 
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
-	ensure_resolved();
 	return lock_with_marks(m);
 }
 
@@ -222,16 +259,27 @@ int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clockid,
 	return rc;
 }
 
+/* A recursive mutex's unlock: the inner unlock of a relock fires nothing.
+ * Out of line: the others' path keeps one register fewer. */
+static __attribute__((noinline)) int unlock_recursive(pthread_mutex_t *m)
+{
+	int outermost = m->__data.__count <= 1;
+	int rc = HOT(unlock)(m);
+
+	if (rc == 0 && outermost)
+		MARK_mutex_release(m);
+	return rc;
+}
+
 int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-	/* glibc: the inner unlock of a recursive relock fires nothing, and
-	 * mutex_release fires after the lock word is cleared. */
-	int outermost, rc;
+	/* glibc: mutex_release fires after the lock word is cleared. */
+	int rc;
 
-	ensure_resolved();
-	outermost = mutex_type(m) != PTHREAD_MUTEX_RECURSIVE || m->__data.__count <= 1;
-	rc = real.unlock(m);
-	if (rc == 0 && outermost)
+	if (mutex_type(m) == PTHREAD_MUTEX_RECURSIVE)
+		return unlock_recursive(m);
+	rc = HOT(unlock)(m);
+	if (rc == 0)
 		MARK_mutex_release(m);
 	return rc;
 }
@@ -273,7 +321,7 @@ int pthread_mutex_destroy(pthread_mutex_t *m)
 		MARK_mutex_release(m);                                 \
 		rc_ = (call);                                          \
 		if (rc_ == 0 || rc_ == ETIMEDOUT) {                    \
-			if (real.unlock(m) == 0) {                     \
+			if (HOT(unlock)(m) == 0) {                     \
 				relock_ = lock_with_marks(m);          \
 				if (relock_)                           \
 					rc_ = relock_;                 \
@@ -304,8 +352,7 @@ int pthread_mutex_trylock(pthread_mutex_t *m)
 {
 	int rc;
 
-	ensure_resolved();
-	rc = real.trylock(m);
+	rc = HOT(trylock)(m);
 	MARK_mutex_trylock_return(m, rc);
 	return rc;
 }
