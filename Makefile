@@ -29,6 +29,9 @@ tapsetdir  ?= $(STAP_TAPSETDIR)
 scriptdir  ?= $(datadir)/pthread-tapset/scripts
 pkglibdir  ?= $(libdir)/pthread-tapset
 pkglibexecdir ?= $(libexecdir)/pthread-tapset
+# pthread-tapset-export.service (pthread-stap export, always on), installed
+# but not enabled
+systemdunitdir ?= $(libdir)/systemd/system
 # what the installed product derives on the machine it runs on (the
 # tapset's macros for this host's libc, the BPF runtime's stand-in kernel
 # build tree, pthread-stap's per-library macros and run-time files)
@@ -73,7 +76,8 @@ LAUNCHER_BINS := $(BUILD)/launcher/start-gate $(BUILD)/launcher/end-with-target 
 
 # Debian packages: to build and run (make deps), to test and lint (make test-deps)
 DEB_PACKAGES  := systemtap systemtap-sdt-dev gcc make libc6-dev binutils
-TEST_PACKAGES := dejagnu expect python3 cppcheck shellcheck musl-tools g++ man-db dpkg-dev debhelper lintian rpm
+TEST_PACKAGES := dejagnu expect python3 cppcheck shellcheck musl-tools g++ man-db dpkg-dev debhelper lintian rpm \
+                 prometheus prometheus-node-exporter
 # the benchmark's references (Valgrind's Helgrind and DRD, bpftrace), its
 # real program (pigz), and bpftool (the BPF maps' memory)
 BENCH_PACKAGES := valgrind pigz bpftrace bpftool
@@ -220,14 +224,15 @@ lint: test-deps all glibc-marks
 # every man page.  The tapset's host macros are derived by update-tapset on
 # the machine it runs on: here, when installing into the real system; a
 # package (DESTDIR set) runs it from its postinst / %post instead.
-LIBEXEC_PROGRAMS := $(LAUNCHER_BINS) launcher/symbolize launcher/unprivileged tools/marks-source tools/marks-gen \
+LIBEXEC_PROGRAMS := $(LAUNCHER_BINS) launcher/symbolize launcher/unprivileged launcher/export tools/marks-source tools/marks-gen \
                     tools/can-load-modules tools/stap-tapset-dir
 # the tools that read the layout file (its path written into their LAYOUT=)
 LAYOUT_PROGRAMS := host/prepare-bpf tools/pthread-marks-stpm tools/update-tapset
 pkgdatadir := $(datadir)/pthread-tapset
 install: product
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(tapsetdir)/bpf $(DESTDIR)$(tapsetdir)/linux $(DESTDIR)$(scriptdir) \
-	    $(DESTDIR)$(pkglibdir) $(DESTDIR)$(pkglibexecdir) $(DESTDIR)$(mandir)/man8 $(DESTDIR)$(mandir)/man3
+	    $(DESTDIR)$(pkglibdir) $(DESTDIR)$(pkglibexecdir) $(DESTDIR)$(mandir)/man8 $(DESTDIR)$(mandir)/man3 \
+	    $(DESTDIR)$(systemdunitdir)
 	install -m 644 $(TAPSET_FILES) $(DESTDIR)$(tapsetdir)/
 	for f in $(TAPSET_RUNTIME_FILES); do install -m 644 tapset/$$f $(DESTDIR)$(tapsetdir)/$$f || exit 1; done
 	for f in $(TAPSET_HOST_FILES); do ln -sfn $(statedir)/tapset/$$f $(DESTDIR)$(tapsetdir)/$$f || exit 1; done
@@ -246,6 +251,8 @@ install: product
 	install -m 755 scripts/*.stp $(DESTDIR)$(scriptdir)/
 	install -m 644 scripts/*.meta scripts/*_example.txt $(DESTDIR)$(scriptdir)/
 	install -m 644 man/*.8 $(DESTDIR)$(mandir)/man8/
+	sed 's|@BINDIR@|$(bindir)|' systemd/pthread-tapset-export.service.in > $(DESTDIR)$(systemdunitdir)/pthread-tapset-export.service
+	chmod 644 $(DESTDIR)$(systemdunitdir)/pthread-tapset-export.service
 	install -m 644 $(BUILD)/man/*.3stap $(DESTDIR)$(mandir)/man3/
 	@if [ -z "$(DESTDIR)" ]; then $(pkglibexecdir)/update-tapset; \
 	 else echo "install: staged in $(DESTDIR); on the target, run $(pkglibexecdir)/update-tapset (the packages do)"; fi
@@ -253,7 +260,8 @@ install: product
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(tapsetdir)/,$(notdir $(TAPSET_FILES)) $(TAPSET_RUNTIME_FILES) $(TAPSET_HOST_FILES))
 	rm -rf $(DESTDIR)$(pkgdatadir) $(DESTDIR)$(pkglibdir) $(DESTDIR)$(pkglibexecdir) $(DESTDIR)$(statedir)
-	rm -f $(DESTDIR)$(bindir)/pthread-stap
+	rm -f $(DESTDIR)$(bindir)/pthread-stap $(DESTDIR)$(systemdunitdir)/pthread-tapset-export.service
+	rmdir $(DESTDIR)$(systemdunitdir) $(DESTDIR)$(dir $(systemdunitdir)) 2>/dev/null || :
 	rm -f $(addprefix $(DESTDIR)$(mandir)/man8/,$(notdir $(wildcard man/*.8)))
 	rm -f $(DESTDIR)$(mandir)/man3/probe::pthread.*.3stap $(DESTDIR)$(mandir)/man3/function::pthread_*.3stap
 

@@ -28,6 +28,10 @@
  * made others wait:
  *   truth waited-at LABEL KIND FUNCTION CALLER COUNT
  *   truth held-at LABEL KIND THREAD FUNCTION CALLER
+ * and, at the end, the bounds of each mutex's total wait (the sleeps from
+ * the moment a waiter is about to sleep until it holds the mutex): at
+ * least HOLD_MS each, at most the lock calls that waited took:
+ *   truth wait-ns LABEL MIN_NS MAX_NS
  * Expect: no deadlock.
  */
 #include "fixture.h"
@@ -69,9 +73,30 @@ __attribute__((noinline)) static void hold_hot(void)
 	CHECK(pthread_mutex_lock(&hot_lock));
 }
 
+/* nanoseconds the lock calls that waited took, added up per lock: no
+ * tracer can measure a longer wait inside them */
+static long long hot_wait_ns, heap_wait_ns;
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* (inlined: the lock call stays in its caller, the call site the truth names) */
+static inline __attribute__((always_inline)) void lock_timed(pthread_mutex_t *m, long long *total)
+{
+	long long t0 = now_ns();
+
+	CHECK(pthread_mutex_lock(m));
+	__atomic_add_fetch(total, now_ns() - t0, __ATOMIC_RELAXED);
+}
+
 __attribute__((noinline)) static void wait_hot(void)
 {
-	CHECK(pthread_mutex_lock(&hot_lock));
+	lock_timed(&hot_lock, &hot_wait_ns);
 	CHECK(pthread_mutex_unlock(&hot_lock));
 }
 
@@ -92,7 +117,7 @@ __attribute__((noinline)) static void hold_heap(void)
 
 __attribute__((noinline)) static void wait_heap(void)
 {
-	CHECK(pthread_mutex_lock(heap_lock));
+	lock_timed(heap_lock, &heap_wait_ns);
 	CHECK(pthread_mutex_unlock(heap_lock));
 }
 
@@ -265,6 +290,10 @@ int main(int argc, char **argv)
 	CHECK(pthread_join(h, NULL));
 	CHECK(pthread_join(w1, NULL));
 	CHECK(pthread_join(w2, NULL));
+	/* each wait lasts at least HOLD_MS (its holder sleeps that long once
+	 * the waiters sleep), and at most its lock call */
+	truth("wait-ns hot_lock %lld %lld", 2 * ROUNDS * HOLD_MS * 1000000LL, hot_wait_ns);
+	truth("wait-ns heap_lock %lld %lld", HOLD_MS * 1000000LL, heap_wait_ns);
 	truth("done");
 	return 0;
 }

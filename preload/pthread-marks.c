@@ -196,12 +196,18 @@ static inline int contended(pthread_mutex_t *m, int busy)
 	return 1;
 }
 
-/* The lock call of a mutex found busy: the thread is about to wait.  Out
- * of line (and its registers with it): the uncontended path saves one. */
+/* The lock call of a mutex found busy: the thread is about to wait, and
+ * once the real lock returns, it has waited (mutex_waited: the end of the
+ * wait that lll_lock_wait began; glibc's own slow path ends there too).
+ * Out of line (and its registers with it): the uncontended path saves one. */
 static __attribute__((noinline, cold)) int lock_busy(pthread_mutex_t *m)
 {
-	contended(m, EBUSY);
-	return HOT(lock)(m);
+	int waited = contended(m, EBUSY);
+	int rc = HOT(lock)(m);
+
+	if (waited)
+		MARK_mutex_waited(m);
+	return rc;
 }
 
 /* pthread_mutex_lock's body: also the relock after a condition wait */
