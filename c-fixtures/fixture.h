@@ -29,6 +29,11 @@
  * 0) as soon as PATH exists: how a harness ends a deadlocked fixture it
  * cannot signal, e.g. one running inside the test VM (the file is on the
  * host's /tmp, which the VM shares).
+ *
+ * With FIXTURE_EXIT_FILE=PATH in its environment, a fixture that has
+ * finished (its main returned, or it called exit) waits until PATH exists
+ * before it exits: its memory map stays readable, e.g. for a tool that
+ * names its locks after a window ends.
  */
 #ifndef FIXTURE_H
 #define FIXTURE_H
@@ -54,6 +59,14 @@ static void fixture_wait_for_file(const char *path)
 
 	while (access(path, F_OK) != 0)
 		nanosleep(&tick, NULL);
+}
+
+static const char *fixture_exit_file;
+
+static void fixture_wait_for_exit_file(void)
+{
+	fflush(stdout);
+	fixture_wait_for_file(fixture_exit_file);
 }
 
 static void *fixture_watch_stop_file(void *path)
@@ -86,6 +99,11 @@ static void fixture_start(const char *name, int argc, char **argv)
 		exit(2);
 	}
 	truth("fixture %s pid %d", name, (int)getpid());
+	fixture_exit_file = getenv("FIXTURE_EXIT_FILE");
+	if (fixture_exit_file && atexit(fixture_wait_for_exit_file) != 0) {
+		fprintf(stderr, "fixture: atexit failed\n");
+		exit(2);
+	}
 	if (getenv("FIXTURE_STOP_FILE")) {
 		pthread_t watcher;
 		int rc = pthread_create(&watcher, NULL, fixture_watch_stop_file,

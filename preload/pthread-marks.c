@@ -186,27 +186,34 @@ static inline int fresh_acquisition(const pthread_mutex_t *m)
  * fails for a reason other than EBUSY (EOWNERDEAD, EAGAIN, EINVAL) is the
  * lock's own result.
  */
+/* An errorcheck mutex the caller holds: its lock fails (out of line: the
+ * thread id's TLS access stays off the lock path) */
+static __attribute__((noinline, cold)) int held_by_caller(const pthread_mutex_t *m)
+{
+	return m->__data.__owner == self_tid();
+}
+
 static inline int contended(pthread_mutex_t *m, int busy)
 {
 	if (busy != EBUSY)
 		return 0;
-	if (mutex_type(m) == PTHREAD_MUTEX_ERRORCHECK && m->__data.__owner == self_tid())
+	if (__builtin_expect(mutex_type(m) == PTHREAD_MUTEX_ERRORCHECK, 0) && held_by_caller(m))
 		return 0;
 	MARK_lll_lock_wait(&m->__data.__lock);
 	return 1;
 }
 
-/* The lock call of a mutex found busy: the thread is about to wait, and
- * once the real lock returns, it has waited (mutex_waited: the end of the
- * wait that lll_lock_wait began; glibc's own slow path ends there too).
- * Out of line (and its registers with it): the uncontended path saves one. */
-static __attribute__((noinline, cold)) int lock_busy(pthread_mutex_t *m)
+/* The lock call of a mutex found busy, lll_lock_wait fired: once the real
+ * lock returns, the thread has waited (mutex_waited: the end of the wait
+ * that lll_lock_wait began; glibc's own slow path ends there too).  Out of
+ * line (and its registers with it): the uncontended path saves one.
+ * lll_lock_wait itself fires in the lock call's own frame, as mutex_entry
+ * does: the tapset reads the lock call's site there. */
+static __attribute__((noinline, cold)) int lock_waited(pthread_mutex_t *m)
 {
-	int waited = contended(m, EBUSY);
 	int rc = HOT(lock)(m);
 
-	if (waited)
-		MARK_mutex_waited(m);
+	MARK_mutex_waited(m);
 	return rc;
 }
 
@@ -227,7 +234,7 @@ static int lock_with_marks(pthread_mutex_t *m)
 	} else {
 		rc = HOT(trylock)(m);
 		if (__builtin_expect(rc == EBUSY, 0))
-			rc = lock_busy(m);
+			rc = contended(m, rc) ? lock_waited(m) : HOT(lock)(m);
 	}
 	if (rc == 0 && fresh_acquisition(m))
 		MARK_mutex_acquired(m);
