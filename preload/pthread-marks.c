@@ -173,6 +173,13 @@ static inline int fresh_acquisition(const pthread_mutex_t *m)
 	return mutex_type(m) != PTHREAD_MUTEX_RECURSIVE || m->__data.__count == 1;
 }
 
+/* An errorcheck mutex the caller holds: its lock fails (out of line: the
+ * thread id's TLS access stays off the lock path) */
+static __attribute__((noinline, cold)) int held_by_caller(const pthread_mutex_t *m)
+{
+	return m->__data.__owner == self_tid();
+}
+
 /*
  * The lock paths.  glibc fires lll_lock_wait(&mutex->__data.__lock) just
  * before pthread_mutex_lock sleeps on a contended mutex (its timed and clock
@@ -185,18 +192,12 @@ static inline int fresh_acquisition(const pthread_mutex_t *m)
  * waiting, as in glibc.  A trylock that succeeds or
  * fails for a reason other than EBUSY (EOWNERDEAD, EAGAIN, EINVAL) is the
  * lock's own result.
+ *
+ * contended: a lock call whose trylock found m busy; the thread will wait
+ * (lll_lock_wait fired), unless it holds an errorcheck m (EDEADLK).
  */
-/* An errorcheck mutex the caller holds: its lock fails (out of line: the
- * thread id's TLS access stays off the lock path) */
-static __attribute__((noinline, cold)) int held_by_caller(const pthread_mutex_t *m)
+static inline int contended(pthread_mutex_t *m)
 {
-	return m->__data.__owner == self_tid();
-}
-
-static inline int contended(pthread_mutex_t *m, int busy)
-{
-	if (busy != EBUSY)
-		return 0;
 	if (__builtin_expect(mutex_type(m) == PTHREAD_MUTEX_ERRORCHECK, 0) && held_by_caller(m))
 		return 0;
 	MARK_lll_lock_wait(&m->__data.__lock);
@@ -234,7 +235,7 @@ static int lock_with_marks(pthread_mutex_t *m)
 	} else {
 		rc = HOT(trylock)(m);
 		if (__builtin_expect(rc == EBUSY, 0))
-			rc = contended(m, rc) ? lock_waited(m) : HOT(lock)(m);
+			rc = contended(m) ? lock_waited(m) : HOT(lock)(m);
 	}
 	if (rc == 0 && fresh_acquisition(m))
 		MARK_mutex_acquired(m);
