@@ -65,7 +65,7 @@ FIXTURES   := self-relock abba cycle-3 cycle-5 cycle-8 recursive-relock \
               errorcheck-relock trylock-fail contention mutex-calls \
               many-waiters quick-exit crash-segv crash-abort steady static \
               hung-mix rwlock-cycle condvar-waiters rwlock-calls cond-calls thread-calls \
-              lock-waits lock-holds lock-orders lock-orders-benign lock-orders-across-cpus lock-classes lock-churn lock-handoffs \
+              lock-waits lock-holds lock-waits-fp lock-holds-fp lock-orders lock-orders-benign lock-orders-across-cpus lock-classes lock-churn lock-handoffs \
               in-container hostile hostile-hang
 FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
 # built with musl-gcc (musl-tools) and g++, for the tests only
@@ -85,7 +85,7 @@ BENCH_PACKAGES := valgrind pigz bpftrace bpftool
 .PHONY: all product deps test-deps demo check installcheck bench install uninstall lint \
         clean glibc-marks man test-fixtures deb rpm dist print-%
 
-all: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(FIXTURE_BINS) $(BUILD)/bench/workloads $(BUILD)/bench/timed man
+all: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(FIXTURE_BINS) $(BUILD)/bench/workloads $(BUILD)/bench/workloads-fp $(BUILD)/bench/timed man
 
 # what make install installs (no fixtures, no benchmark)
 product: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(BUILD)/host/libmemlock-shim.so man
@@ -171,9 +171,19 @@ $(BUILD)/fixtures/cxx-deadlock: c-fixtures/cxx-locks.cpp c-fixtures/fixture.h
 	@mkdir -p $(@D)
 	$(CXX) $(CFLAGS) $(WARN) -std=c++17 -DCXX_DEADLOCK -pthread -o $@ $<
 
+# the same programs with frame pointers (stack N on the BPF runtime walks
+# their chain; the plain builds show where it is cut)
+$(BUILD)/fixtures/%-fp: c-fixtures/%.c c-fixtures/fixture.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer $(WARN) -pthread -o $@ $<
+
 $(BUILD)/fixtures/%: c-fixtures/%.c c-fixtures/fixture.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $<
+
+$(BUILD)/bench/workloads-fp: bench/workloads.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer $(WARN) -pthread -o $@ $<
 
 $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(@D)
