@@ -77,12 +77,12 @@ LAUNCHER_BINS := $(BUILD)/launcher/start-gate $(BUILD)/launcher/end-with-target 
 # Debian packages: to build and run (make deps), to test and lint (make test-deps)
 DEB_PACKAGES  := systemtap systemtap-sdt-dev gcc make libc6-dev binutils
 TEST_PACKAGES := dejagnu expect python3 cppcheck shellcheck musl-tools g++ man-db dpkg-dev debhelper lintian rpm \
-                 prometheus prometheus-node-exporter
+                 prometheus prometheus-node-exporter libxml2-utils chromium poppler-utils
 # the benchmark's references (Valgrind's Helgrind and DRD, bpftrace), its
 # real program (pigz), and bpftool (the BPF maps' memory)
 BENCH_PACKAGES := valgrind pigz bpftrace bpftool
 
-.PHONY: all product deps test-deps demo check installcheck bench install uninstall lint \
+.PHONY: all product deps test-deps demo pictures check installcheck bench install uninstall lint \
         clean glibc-marks man test-fixtures deb rpm dist print-%
 
 all: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(FIXTURE_BINS) $(BUILD)/bench/workloads $(BUILD)/bench/workloads-fp $(BUILD)/bench/timed man
@@ -203,6 +203,10 @@ glibc-marks:
 demo: deps all
 	@tools/demo
 
+# the pictures in the README and doc/ (a flame graph of a fixture's holds)
+pictures: deps all
+	@tools/make-pictures
+
 check: test-deps all test-fixtures glibc-marks
 	@RUNTIME="$(RUNTIME)" SOURCES="$(SOURCES)" testsuite/run
 
@@ -234,7 +238,7 @@ lint: test-deps all glibc-marks
 # every man page.  The tapset's host macros are derived by update-tapset on
 # the machine it runs on: here, when installing into the real system; a
 # package (DESTDIR set) runs it from its postinst / %post instead.
-LIBEXEC_PROGRAMS := $(LAUNCHER_BINS) launcher/symbolize launcher/unprivileged launcher/export tools/marks-source tools/marks-gen \
+LIBEXEC_PROGRAMS := $(LAUNCHER_BINS) launcher/symbolize launcher/profile launcher/flamegraph launcher/unprivileged launcher/export tools/marks-source tools/marks-gen \
                     tools/can-load-modules tools/stap-tapset-dir
 # the tools that read the layout file (its path written into their LAYOUT=)
 LAYOUT_PROGRAMS := host/prepare-bpf tools/pthread-marks-stpm tools/update-tapset
