@@ -72,12 +72,12 @@ FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
 TEST_FIXTURE_BINS := $(BUILD)/fixtures/musl-quick-exit $(BUILD)/fixtures/cxx-locks $(BUILD)/fixtures/cxx-deadlock
 LAUNCHER_BINS := $(BUILD)/launcher/start-gate $(BUILD)/launcher/end-with-target $(BUILD)/launcher/who \
                  $(BUILD)/launcher/lockorder-cycles $(BUILD)/launcher/whole-lines $(BUILD)/launcher/bind-from \
-                 $(BUILD)/launcher/safe-text
+                 $(BUILD)/launcher/safe-text $(BUILD)/launcher/pprof
 
 # Debian packages: to build and run (make deps), to test and lint (make test-deps)
-DEB_PACKAGES  := systemtap systemtap-sdt-dev gcc make libc6-dev binutils
+DEB_PACKAGES  := systemtap systemtap-sdt-dev gcc make libc6-dev binutils protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
 TEST_PACKAGES := dejagnu expect python3 cppcheck shellcheck musl-tools g++ man-db dpkg-dev debhelper lintian rpm \
-                 prometheus prometheus-node-exporter libxml2-utils chromium poppler-utils
+                 prometheus prometheus-node-exporter libxml2-utils chromium poppler-utils golang-go
 # the benchmark's references (Valgrind's Helgrind and DRD, bpftrace), its
 # real program (pigz), and bpftool (the BPF maps' memory)
 BENCH_PACKAGES := valgrind pigz bpftrace bpftool
@@ -118,6 +118,15 @@ doc/marks.md: tapset/marks.list tools/marks-gen
 $(BUILD)/host/libmemlock-shim.so: host/memlock-shim.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(WARN) -shared -fPIC -o $@.tmp.$$$$ $< -ldl && mv $@.tmp.$$$$ $@
+
+# the pprof writer: protobuf-c's encoder, made by protoc-c from the
+# project's schema of the format (launcher/profile.proto), and zlib
+$(BUILD)/launcher/profile.pb-c.c: launcher/profile.proto
+	@mkdir -p $(@D)
+	protoc-c --proto_path=launcher --c_out=$(@D) launcher/profile.proto
+$(BUILD)/launcher/pprof: launcher/pprof.c $(BUILD)/launcher/profile.pb-c.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(WARN) -I$(BUILD)/launcher -o $@.tmp.$$$$ $< $(BUILD)/launcher/profile.pb-c.c \
+	    -lprotobuf-c -lz && mv $@.tmp.$$$$ $@
 
 $(BUILD)/launcher/%: launcher/%.c launcher/proc.h launcher/mappings.h
 	@mkdir -p $(@D)
@@ -225,7 +234,7 @@ lint: test-deps all glibc-marks
 	$(CC) $(WARN) -fsyntax-only host/memlock-shim.c
 	for f in lkm-vm/*.c; do $(CC) $(WARN) -fsyntax-only $$f || exit 1; done
 	for f in bench/*.c; do $(CC) $(WARN) -fsyntax-only -pthread $$f || exit 1; done
-	for f in launcher/*.c; do $(CC) $(WARN) -fsyntax-only $$f || exit 1; done
+	for f in launcher/*.c; do $(CC) $(WARN) -I$(BUILD)/launcher -fsyntax-only $$f || exit 1; done
 	for f in c-fixtures/*.c; do $(CC) $(WARN) -DTHREADS=3 -fsyntax-only -pthread $$f || exit 1; done
 	for f in c-fixtures/*.cpp; do $(CXX) $(WARN) -std=c++17 -fsyntax-only -pthread $$f || exit 1; done
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
