@@ -16,6 +16,9 @@
  *   spaced W N        one thread, N pairs on one mutex, each followed by W
  *                     steps of work outside the lock (the lock rate falls
  *                     as W grows: a tracer's overhead at a given rate)
+ *   deep D N          single's N pairs, made D calls deeper than main
+ *                     (a stack N walk's every frame; built with frame
+ *                     pointers: workloads-fp)
  * Prints "ns_per_op X" (wall time over all operations: pairs, or hand-offs)
  * and "ops N".  (Zeroed memory is a default mutex in glibc: the L mutexes
  * are calloc'ed.)
@@ -105,6 +108,21 @@ static void *hand_off(void *arg)
 	return NULL;
 }
 
+/* the pairs of single, d calls below the caller (the work after each call
+ * keeps it a call, with a frame of its own) */
+__attribute__((noinline)) static long nested(int d)
+{
+	long r;
+
+	if (d == 0) {
+		contended(NULL);
+		return 0;
+	}
+	r = nested(d - 1);
+	sink += r;
+	return r + 1;
+}
+
 static void run_threads(int n, void *(*fn)(void *))
 {
 	pthread_t *t = calloc((size_t)n, sizeof(*t));
@@ -126,7 +144,7 @@ static void run_threads(int n, void *(*fn)(void *))
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: workloads single N | contended T N | private T N | rwlock T N | condvar N | locks L N | spaced W N\n");
+	fprintf(stderr, "usage: workloads single N | contended T N | private T N | rwlock T N | condvar N | locks L N | spaced W N | deep D N\n");
 	exit(2);
 }
 
@@ -144,6 +162,15 @@ int main(int argc, char **argv)
 	    (threads > 4096 && strcmp(argv[1], "locks") != 0 && strcmp(argv[1], "spaced") != 0))
 		usage();
 	total = n_ops * threads;
+	if (strcmp(argv[1], "deep") == 0 && argc == 4) {
+		if (threads > 64)
+			usage();
+		t0 = now_ns();
+		nested((int)threads);
+		t1 = now_ns();
+		printf("ns_per_op %.2f\nops %ld\n", (t1 - t0) / (double)n_ops, n_ops);
+		return 0;
+	}
 	t0 = now_ns();
 	if (strcmp(argv[1], "single") == 0 && argc == 3) {
 		contended(NULL);

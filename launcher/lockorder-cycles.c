@@ -27,11 +27,26 @@
  * the rwlock prefers writers nonrecursively (a reader then waits behind a
  * waiting writer).  At the end of the input, a summary line.
  *
+ * With lockorder.stp's stack N, a SITE whose bit 47 is set (above every
+ * user-space address; bits 48 and up are ignored) stands for a stack, of
+ * number -(SITE - 2^47), given by a line
+ *   lockorder: stack 0xID FRAME... [cut]
+ * (its frames, the call site first; "cut": the walk stopped at a frame
+ * pointer it could not follow): each order of a cycle then shows both
+ * its paths, where the held lock was taken and where the next was asked
+ * for, as lockdep does:
+ *   lockorder:     mutex 0x... was taken at:
+ *   lockorder:       0x...           (a frame per line)
+ *   lockorder:     mutex 0x... was asked for at:
+ *   lockorder:       0x...
+ * A cycle whose stacks have not all come yet (on BPF, lockorder.stp
+ * prints them at its end) is reported as soon as they have, or at the
+ * end of the input.
+ *
  * With --origins (pthread-stap, when it names the session's addresses),
  * each cycle's report is preceded by a line per lock
  *   # pthread-stap: lock 0xADDR taken at 0xSITE
- * where SITE is where the lock was taken in the first order it was seen
- * in, for launcher/symbolize to name a lock with no symbol of its own,
+ * where SITE is where the lock was taken in the cycle's order from it, for launcher/symbolize to name a lock with no symbol of its own,
  * and for each made line without a class, before it is acted on,
  *   # pthread-stap: lock 0xMUTEX initialised at 0xSITE
  * (which symbolize prefers).
@@ -61,7 +76,6 @@ struct node {
 	long pid;
 	uint64_t lock;		/* without kind bits */
 	uint64_t class_site;	/* a class: where its mutexes are initialised */
-	uint64_t taken_at;	/* where it was taken in its first order */
 	struct edge *out;
 	int nout, cap;
 	int on_path;
@@ -77,7 +91,28 @@ static size_t index_size;
 static char **reported;
 static size_t nreported, cap_reported;
 
-static long orders, cycles, searches_cut, classes;
+/* the stacks: their number's magnitude, frames, and whether cut */
+struct stack {
+	uint64_t key;
+	uint64_t *pc;
+	int n, cut;
+};
+static struct stack *stacks;
+static size_t nstacks, cap_stacks;
+
+/* the cycles found whose stacks have not all come: their orders */
+struct order {
+	long pid, tid;
+	uint64_t a, b, site_a, site_b;
+};
+struct pending {
+	struct order *o;
+	int n;
+};
+static struct pending *pending;
+static size_t npending, cap_pending;
+
+static long orders, cycles, searches_cut, classes, delayed;
 static int origins;	/* --origins */
 static int ended;	/* lockorder.stp printed its end summary */
 
@@ -89,6 +124,63 @@ static void *xrealloc(void *p, size_t n)
 		exit(1);
 	}
 	return p;
+}
+
+#define LOW48(v) ((v) & ((1ULL << 48) - 1))
+#define STACK_BIT (1ULL << 47)
+
+/* the stack a site stands for, or NULL (a call site, or a stack not
+ * come yet) */
+static struct stack *stack_of(uint64_t site)
+{
+	size_t i;
+
+	site = LOW48(site);
+	if (!(site & STACK_BIT))
+		return NULL;
+	for (i = 0; i < nstacks; i++)
+		if (stacks[i].key == (site & ~STACK_BIT))
+			return &stacks[i];
+	return NULL;
+}
+
+/* a site as a call site: a stack's first frame (0 while it has not come) */
+static uint64_t call_site(uint64_t site)
+{
+	struct stack *st;
+
+	site = LOW48(site);
+	if (!(site & STACK_BIT))
+		return site;
+	st = stack_of(site);
+	return st && st->n ? st->pc[0] : 0;
+}
+
+/* "lockorder: stack 0xID FRAME... [cut]" */
+static void add_stack(const char *line)
+{
+	const char *p = line + strlen("lockorder: stack ");
+	char *end;
+	uint64_t id = strtoull(p, &end, 16);
+	struct stack st = { .key = -id, .pc = NULL, .n = 0, .cut = 0 };
+
+	if (end == p || stack_of(st.key | STACK_BIT))
+		return;
+	for (p = end; *p == ' '; p = end) {
+		uint64_t a = strtoull(p + 1, &end, 16);
+
+		if (end == p + 1) {
+			st.cut = strncmp(p + 1, "cut", 3) == 0;
+			break;
+		}
+		st.pc = xrealloc(st.pc, (st.n + 1) * sizeof(*st.pc));
+		st.pc[st.n++] = a;
+	}
+	if (nstacks == cap_stacks) {
+		cap_stacks = cap_stacks ? cap_stacks * 2 : 64;
+		stacks = xrealloc(stacks, cap_stacks * sizeof(*stacks));
+	}
+	stacks[nstacks++] = st;
 }
 
 static size_t hash(long pid, uint64_t lock)
@@ -197,12 +289,90 @@ static int seen_cycle(const char *key)
 	return 0;
 }
 
+/* Both paths of an order (with stack N): where lock a was taken, where b
+ * was asked for */
+static void print_path(long pid, uint64_t lock, const char *what, uint64_t site)
+{
+	struct stack *st = stack_of(site);
+	int i;
+
+	if (!(LOW48(site) & STACK_BIT))
+		return;
+	printf("lockorder:     ");
+	print_lock(pid, lock);
+	printf("%s was %s at:\n", mode(lock), what);
+	if (!st) {
+		printf("lockorder:       (its stack did not come)\n");
+		return;
+	}
+	for (i = 0; i < st->n; i++)
+		printf("lockorder:       0x%" PRIx64 "\n", st->pc[i]);
+	if (st->cut)
+		printf("lockorder:       (cut: a frame without a frame pointer)\n");
+}
+
+/* a cycle's report, its orders in cycle order */
+static void print_cycle(const struct order *o, int n)
+{
+	int i;
+
+	if (origins)
+		for (i = 0; i < n; i++) {
+			struct node *l = &nodes[node_of(o[i].pid, (o[i].a >> 3) << 3)];
+
+			if (!l->class_site && call_site(o[i].site_a))
+				printf("# pthread-stap: lock 0x%" PRIx64 " taken at 0x%" PRIx64 "\n",
+				       (uint64_t)((o[i].a & ((1ULL << 48) - 1)) & ~7ULL), call_site(o[i].site_a));
+		}
+	printf("lockorder: potential deadlock: %d locks of pid %ld are taken in a cycle:\n", n, o[0].pid);
+	for (i = 0; i < n; i++) {
+		printf("lockorder:   thread %ld holds ", o[i].tid);
+		print_lock(o[i].pid, o[i].a);
+		printf("%s, taken at 0x%" PRIx64 ", and asks for ", mode(o[i].a), call_site(o[i].site_a));
+		print_lock(o[i].pid, o[i].b);
+		printf("%s at 0x%" PRIx64 "\n", mode(o[i].b), call_site(o[i].site_b));
+		print_path(o[i].pid, o[i].a, "taken", o[i].site_a);
+		print_path(o[i].pid, o[i].b, "asked for", o[i].site_b);
+	}
+	fflush(stdout);
+}
+
+/* whether every stack the orders stand on has come */
+static int stacks_came(const struct order *o, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (((LOW48(o[i].site_a) & STACK_BIT) && !stack_of(o[i].site_a)) ||
+		    ((LOW48(o[i].site_b) & STACK_BIT) && !stack_of(o[i].site_b)))
+			return 0;
+	return 1;
+}
+
+/* the cycles kept for their stacks, reported once they have come (all of
+ * them at the end of the input) */
+static void report_pending(int at_end)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < npending; i++) {
+		if (at_end || stacks_came(pending[i].o, pending[i].n)) {
+			print_cycle(pending[i].o, pending[i].n);
+			free(pending[i].o);
+		} else {
+			pending[kept++] = pending[i];
+		}
+	}
+	npending = kept;
+}
+
 /* the cycle: path[0] is the new edge, path[1..n-1] lead back to its start */
 static void report(struct edge **path, int n)
 {
 	char *key = NULL;
 	size_t len = 0;
 	FILE *k = open_memstream(&key, &len);
+	struct order *o;
 	int first = 0, i;
 
 	if (!k) {
@@ -222,26 +392,28 @@ static void report(struct edge **path, int n)
 	}
 	free(key);
 	cycles++;
-	if (origins)
-		for (i = 0; i < n; i++) {
-			struct node *l = &nodes[node_of(nodes[path[i]->to].pid, (path[i]->a >> 3) << 3)];
-
-			if (!l->class_site && l->taken_at)
-				printf("# pthread-stap: lock 0x%" PRIx64 " taken at 0x%" PRIx64 "\n",
-				       (uint64_t)((path[i]->a & ((1ULL << 48) - 1)) & ~7ULL), l->taken_at);
-		}
-	printf("lockorder: potential deadlock: %d locks of pid %ld are taken in a cycle:\n",
-	       n, nodes[path[0]->to].pid);
+	o = xrealloc(NULL, n * sizeof(*o));
 	for (i = 0; i < n; i++) {
-		long pid = nodes[path[i]->to].pid;
-
-		printf("lockorder:   thread %ld holds ", path[i]->tid);
-		print_lock(pid, path[i]->a);
-		printf("%s, taken at 0x%" PRIx64 ", and asks for ", mode(path[i]->a), path[i]->site_a);
-		print_lock(pid, path[i]->b);
-		printf("%s at 0x%" PRIx64 "\n", mode(path[i]->b), path[i]->site_b);
+		o[i].pid = nodes[path[i]->to].pid;
+		o[i].tid = path[i]->tid;
+		o[i].a = path[i]->a;
+		o[i].b = path[i]->b;
+		o[i].site_a = path[i]->site_a;
+		o[i].site_b = path[i]->site_b;
 	}
-	fflush(stdout);
+	if (stacks_came(o, n)) {
+		print_cycle(o, n);
+		free(o);
+		return;
+	}
+	if (npending == cap_pending) {
+		cap_pending = cap_pending ? cap_pending * 2 : 16;
+		pending = xrealloc(pending, cap_pending * sizeof(*pending));
+	}
+	pending[npending].o = o;
+	pending[npending].n = n;
+	npending++;
+	delayed++;
 }
 
 static struct edge **path;
@@ -285,10 +457,6 @@ static void add_order(long pid, long tid, uint64_t a, uint64_t site_a, uint64_t 
 	struct edge *e;
 
 	orders++;
-	if (!nodes[na].taken_at)
-		nodes[na].taken_at = site_a;
-	if (!nodes[nb].taken_at)
-		nodes[nb].taken_at = site_b;
 	if (n->nout == n->cap) {
 		n->cap = n->cap ? n->cap * 2 : 4;
 		n->out = xrealloc(n->out, n->cap * sizeof(*n->out));
@@ -352,15 +520,24 @@ int main(int argc, char **argv)
 			}
 			continue;
 		}
+		if (strncmp(line, "lockorder: stack ", 17) == 0) {
+			add_stack(line);
+			if (npending)
+				report_pending(0);
+			continue;
+		}
 		if (strncmp(line, "lockorder: watched ", 19) == 0)
 			ended = 1;
 		fputs(line, stdout);
 	}
+	report_pending(1);
 	if (!ended)
 		;	/* the session never began, or was cut off: no summary */
 	else if (orders)
-		printf("lockorder: %ld potential deadlock%s (cycles of lock orders, each reported as its last order was first taken) among %d locks%s and %ld orders\n",
-		       cycles, cycles == 1 ? "" : "s", nnodes, classes ? " (lock classes among them)" : "", orders);
+		printf("lockorder: %ld potential deadlock%s (cycles of lock orders, each reported as its last order was first taken%s) among %d locks%s and %ld orders\n",
+		       cycles, cycles == 1 ? "" : "s",
+		       delayed ? ", or once the stacks of its call paths came" : "",
+		       nnodes, classes ? " (lock classes among them)" : "", orders);
 	else
 		printf("lockorder: 0 potential deadlocks: no lock was taken while another was held\n");
 	if (searches_cut)
