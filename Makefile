@@ -69,7 +69,8 @@ FIXTURES   := self-relock abba cycle-3 cycle-5 cycle-8 recursive-relock \
               in-container hostile hostile-hang
 FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
 # built with musl-gcc (musl-tools) and g++, for the tests only
-TEST_FIXTURE_BINS := $(BUILD)/fixtures/musl-quick-exit $(BUILD)/fixtures/cxx-locks $(BUILD)/fixtures/cxx-deadlock
+TEST_FIXTURE_BINS := $(BUILD)/fixtures/musl-quick-exit $(BUILD)/fixtures/cxx-locks $(BUILD)/fixtures/cxx-deadlock \
+                     $(BUILD)/fixtures/libprobe-points.so
 LAUNCHER_BINS := $(BUILD)/launcher/start-gate $(BUILD)/launcher/end-with-target $(BUILD)/launcher/who \
                  $(BUILD)/launcher/lockorder-cycles $(BUILD)/launcher/whole-lines $(BUILD)/launcher/bind-from \
                  $(BUILD)/launcher/safe-text $(BUILD)/launcher/pprof
@@ -197,6 +198,11 @@ $(BUILD)/bench/workloads-fp: bench/workloads.c
 $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) -O2 $(WARN) -pthread -o $@ $<
+
+# read by tools/pthread-marks-stpm --probe-points, never run
+$(BUILD)/fixtures/libprobe-points.so: c-fixtures/probe-points.S
+	@mkdir -p $(@D)
+	$(CC) -shared -nostdlib $(WARN) -o $@ $<
 
 test-fixtures: $(TEST_FIXTURE_BINS)
 
