@@ -199,10 +199,12 @@ $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) -O2 $(WARN) -pthread -o $@ $<
 
-# read by tools/pthread-marks-stpm --probe-points, never run
-$(BUILD)/fixtures/libprobe-points.so: c-fixtures/probe-points.S
+# read by tools/pthread-marks-stpm, never run; stripped (-s: its .dynsym
+# alone) as a distribution's libc is, so that stap would name its
+# functions from the symbol file the tool writes, not from its own .symtab
+$(BUILD)/fixtures/libprobe-points.so: c-fixtures/probe-points.S c-fixtures/probe-points.map
 	@mkdir -p $(@D)
-	$(CC) -shared -nostdlib $(WARN) -o $@ $<
+	$(CC) -shared -nostdlib -s $(WARN) -Wl,--version-script=c-fixtures/probe-points.map -o $@ $<
 
 test-fixtures: $(TEST_FIXTURE_BINS)
 

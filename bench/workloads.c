@@ -16,6 +16,9 @@
  *   spaced W N        one thread, N pairs on one mutex, each followed by W
  *                     steps of work outside the lock (the lock rate falls
  *                     as W grows: a tracer's overhead at a given rate)
+ *   paced T N         T threads, N pairs each on a mutex of its own, one
+ *                     pair every 10 ms, asleep between (an idle server:
+ *                     make bench's report latency attaches to it)
  *   deep D N          single's N pairs, made D calls deeper than main
  *                     (a stack N walk's every frame; built with frame
  *                     pointers: workloads-fp)
@@ -58,18 +61,36 @@ static void *contended(void *arg)
 	return NULL;
 }
 
-static void *private(void *arg)
+/* n_ops pairs on a mutex of the thread's own, each followed by a sleep of
+ * gap (none: NULL; inlined, the test leaves private's loop) */
+static inline void own_mutex_pairs(const struct timespec *gap)
 {
 	pthread_mutex_t own;
 	long i;
 
-	(void)arg;
 	pthread_mutex_init(&own, NULL);
 	for (i = 0; i < n_ops; i++) {
 		pthread_mutex_lock(&own);
 		pthread_mutex_unlock(&own);
+		if (gap)
+			nanosleep(gap, NULL);
 	}
 	pthread_mutex_destroy(&own);
+}
+
+static void *private(void *arg)
+{
+	(void)arg;
+	own_mutex_pairs(NULL);
+	return NULL;
+}
+
+static void *paced(void *arg)
+{
+	static const struct timespec gap = { 0, 10 * 1000 * 1000 };
+
+	(void)arg;
+	own_mutex_pairs(&gap);
 	return NULL;
 }
 
@@ -144,7 +165,7 @@ static void run_threads(int n, void *(*fn)(void *))
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: workloads single N | contended T N | private T N | rwlock T N | condvar N | locks L N | spaced W N | deep D N\n");
+	fprintf(stderr, "usage: workloads single N | contended T N | private T N | rwlock T N | condvar N | locks L N | spaced W N | paced T N | deep D N\n");
 	exit(2);
 }
 
@@ -178,6 +199,8 @@ int main(int argc, char **argv)
 		run_threads((int)threads, contended);
 	} else if (strcmp(argv[1], "private") == 0 && argc == 4) {
 		run_threads((int)threads, private);
+	} else if (strcmp(argv[1], "paced") == 0 && argc == 4) {
+		run_threads((int)threads, paced);
 	} else if (strcmp(argv[1], "rwlock") == 0 && argc == 4) {
 		run_threads((int)threads, readers);
 	} else if (strcmp(argv[1], "condvar") == 0 && argc == 3) {

@@ -138,6 +138,17 @@ expect_pthread_cond_signal:
 1:	ret
 	.size	pthread_cond_signal, .-pthread_cond_signal
 
+/* an old version of it (pthread_cond_signal@FIXTURE_OLD beside the
+   default @@FIXTURE_NEW: c-fixtures/probe-points.map), as glibc keeps its
+   compatibility condition-variable functions, ending in a jump to the
+   current one: left out (the probes would see the call twice) */
+	.globl	old_pthread_cond_signal
+	.type	old_pthread_cond_signal, @function
+old_pthread_cond_signal:
+	jmp	pthread_cond_signal
+	.size	old_pthread_cond_signal, .-old_pthread_cond_signal
+	.symver	old_pthread_cond_signal, pthread_cond_signal@FIXTURE_OLD
+
 /* an instruction it does not know (an exchange writes both operands): the
    entry */
 	.globl	pthread_cond_broadcast, expect_pthread_cond_broadcast
