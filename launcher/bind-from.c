@@ -5,8 +5,13 @@
  * probe a container's libc: uprobes attach to the file itself).
  *
  *     bind-from PID FILE TARGET -- CMD [ARG...]
+ *     bind-from fd:N FILE TARGET -- CMD [ARG...]
  *
  * FILE is the path as process PID sees it; TARGET an existing file here.
+ * Or, in place of the process, its mount namespace as an open file
+ * descriptor N (of /proc/PID/ns/mnt, opened while the process ran: the
+ * namespace lasts while it is open, the process may have exited since),
+ * not passed on to CMD (close-on-exec): CMD does not hold the namespace.
  * Run it in a mount namespace of its own (unshare --mount --propagation
  * private): the host's mounts are left alone.  A bind mount cannot take
  * its source from another mount namespace, so the file is cloned there
@@ -49,7 +54,7 @@ int main(int argc, char **argv)
 	struct stat st;
 
 	if (argc < 6 || strcmp(argv[4], "--") != 0) {
-		fprintf(stderr, "usage: bind-from PID FILE TARGET -- CMD [ARG...]\n");
+		fprintf(stderr, "usage: bind-from PID|fd:N FILE TARGET -- CMD [ARG...]\n");
 		return 2;
 	}
 	file = argv[2];
@@ -57,9 +62,24 @@ int main(int argc, char **argv)
 	want = getenv("BIND_FROM_ID");
 	if (!getcwd(cwd, sizeof cwd))
 		die("getcwd", file);
-	snprintf(ns, sizeof ns, "/proc/%s/ns/mnt", argv[1]);
 	own_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
-	their_ns = open(ns, O_RDONLY | O_CLOEXEC);
+	if (strncmp(argv[1], "fd:", 3) == 0) {
+		char *end;
+		long fd;
+
+		errno = 0;
+		fd = strtol(argv[1] + 3, &end, 10);
+		if (errno || end == argv[1] + 3 || *end || fd < 0 || fd > 65535) {
+			errno = EBADF;
+			die("no mount namespace descriptor", file);
+		}
+		their_ns = (int)fd;
+		if (fcntl(their_ns, F_SETFD, FD_CLOEXEC) != 0)
+			die("its mount namespace descriptor", file);
+	} else {
+		snprintf(ns, sizeof ns, "/proc/%s/ns/mnt", argv[1]);
+		their_ns = open(ns, O_RDONLY | O_CLOEXEC);
+	}
 	if (own_ns < 0 || their_ns < 0)
 		die("open its mount namespace", file);
 	if (setns(their_ns, CLONE_NEWNS) != 0)
