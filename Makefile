@@ -74,8 +74,6 @@ TEST_FIXTURE_BINS := $(BUILD)/fixtures/musl-quick-exit $(BUILD)/fixtures/cxx-loc
 LAUNCHER_BINS := $(BUILD)/launcher/start-gate $(BUILD)/launcher/end-with-target $(BUILD)/launcher/who \
                  $(BUILD)/launcher/lockorder-cycles $(BUILD)/launcher/whole-lines $(BUILD)/launcher/bind-from \
                  $(BUILD)/launcher/safe-text $(BUILD)/launcher/pprof
-# preloaded into stapbpf: the report before the uprobes are detached
-LAUNCHER_LIBS := $(BUILD)/launcher/libreport-first.so
 
 # Debian packages: to build and run (make deps), to test and lint (make test-deps)
 DEB_PACKAGES  := systemtap systemtap-sdt-dev gcc make libc6-dev binutils protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
@@ -88,10 +86,10 @@ BENCH_PACKAGES := valgrind pigz bpftrace bpftool
 .PHONY: all product deps test-deps demo pictures check installcheck bench install uninstall lint \
         clean glibc-marks man test-fixtures deb rpm dist print-%
 
-all: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(LAUNCHER_LIBS) $(FIXTURE_BINS) $(BUILD)/bench/workloads $(BUILD)/bench/workloads-fp $(BUILD)/bench/timed man
+all: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(FIXTURE_BINS) $(BUILD)/bench/workloads $(BUILD)/bench/workloads-fp $(BUILD)/bench/timed man
 
 # what make install installs (no fixtures, no benchmark)
-product: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(LAUNCHER_LIBS) $(BUILD)/host/libmemlock-shim.so man
+product: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(BUILD)/host/libmemlock-shim.so man
 
 # one page per documented probe and function, from tapset/pthread-tapset.stp and
 # tapset/pthread-tapset-report.stp
@@ -119,10 +117,6 @@ doc/marks.md: tapset/marks.list tools/marks-gen
 	tools/marks-gen doc > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/host/libmemlock-shim.so: host/memlock-shim.c
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(WARN) -shared -fPIC -o $@.tmp.$$$$ $< -ldl && mv $@.tmp.$$$$ $@
-
-$(BUILD)/launcher/libreport-first.so: launcher/report-first.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(WARN) -shared -fPIC -o $@.tmp.$$$$ $< -ldl && mv $@.tmp.$$$$ $@
 
@@ -248,7 +242,7 @@ lint: test-deps all glibc-marks
 	$(CC) $(WARN) -fsyntax-only host/memlock-shim.c
 	for f in lkm-vm/*.c; do $(CC) $(WARN) -fsyntax-only $$f || exit 1; done
 	for f in bench/*.c; do $(CC) $(WARN) -fsyntax-only -pthread $$f || exit 1; done
-	for f in launcher/*.c; do $(CC) $(WARN) -I$(BUILD)/launcher -fPIC -fsyntax-only $$f || exit 1; done
+	for f in launcher/*.c; do $(CC) $(WARN) -I$(BUILD)/launcher -fsyntax-only $$f || exit 1; done
 	for f in c-fixtures/*.c; do $(CC) $(WARN) -DTHREADS=3 -fsyntax-only -pthread $$f || exit 1; done
 	for f in c-fixtures/*.cpp; do $(CXX) $(WARN) -std=c++17 -fsyntax-only -pthread $$f || exit 1; done
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
@@ -282,10 +276,9 @@ install: product
 	printf '%s\n' "VERSION=$(VERSION)" "HELPERS=$(pkglibexecdir)" "SYMBOLIZE=$(pkglibexecdir)/symbolize" \
 	    "TOOLS=$(pkglibexecdir)" "PREPARE_BPF=$(pkglibexecdir)/prepare-bpf" "SCRIPTS=$(scriptdir)" \
 	    "STATE=$(statedir)" "PRELOAD_DEFAULT=$(pkglibdir)/libpthread-marks.so" \
-	    "MARKS_LIST=$(pkgdatadir)/marks.list" "SHIM=$(pkglibdir)/libmemlock-shim.so" \
-	    "REPORT_FIRST=$(pkglibdir)/libreport-first.so" > $(DESTDIR)$(pkgdatadir)/layout
+	    "MARKS_LIST=$(pkgdatadir)/marks.list" "SHIM=$(pkglibdir)/libmemlock-shim.so" > $(DESTDIR)$(pkgdatadir)/layout
 	chmod 644 $(DESTDIR)$(pkgdatadir)/layout
-	install -m 644 $(BUILD)/libpthread-marks.so $(BUILD)/host/libmemlock-shim.so $(LAUNCHER_LIBS) $(DESTDIR)$(pkglibdir)/
+	install -m 644 $(BUILD)/libpthread-marks.so $(BUILD)/host/libmemlock-shim.so $(DESTDIR)$(pkglibdir)/
 	install -m 755 scripts/*.stp $(DESTDIR)$(scriptdir)/
 	install -m 644 scripts/*.meta scripts/*_example.txt $(DESTDIR)$(scriptdir)/
 	install -m 644 man/*.8 $(DESTDIR)$(mandir)/man8/
