@@ -86,10 +86,10 @@ BENCH_PACKAGES := valgrind pigz bpftrace bpftool
 .PHONY: all product deps test-deps demo pictures check installcheck bench install uninstall lint \
         clean glibc-marks man test-fixtures deb rpm dist print-%
 
-all: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(FIXTURE_BINS) $(BUILD)/bench/workloads $(BUILD)/bench/workloads-fp $(BUILD)/bench/timed man
+all: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(LAUNCHER_LIBS) $(FIXTURE_BINS) $(BUILD)/bench/workloads $(BUILD)/bench/workloads-fp $(BUILD)/bench/timed man
 
 # what make install installs (no fixtures, no benchmark)
-product: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(BUILD)/host/libmemlock-shim.so man
+product: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(LAUNCHER_LIBS) $(BUILD)/host/libmemlock-shim.so man
 
 # one page per documented probe and function, from tapset/pthread-tapset.stp and
 # tapset/pthread-tapset-report.stp
@@ -117,6 +117,10 @@ doc/marks.md: tapset/marks.list tools/marks-gen
 	tools/marks-gen doc > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/host/libmemlock-shim.so: host/memlock-shim.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(WARN) -shared -fPIC -o $@.tmp.$$$$ $< -ldl && mv $@.tmp.$$$$ $@
+
+$(BUILD)/launcher/libshare-uprobes.so: launcher/share-uprobes.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(WARN) -shared -fPIC -o $@.tmp.$$$$ $< -ldl && mv $@.tmp.$$$$ $@
 
@@ -242,7 +246,7 @@ lint: test-deps all glibc-marks
 	$(CC) $(WARN) -fsyntax-only host/memlock-shim.c
 	for f in lkm-vm/*.c; do $(CC) $(WARN) -fsyntax-only $$f || exit 1; done
 	for f in bench/*.c; do $(CC) $(WARN) -fsyntax-only -pthread $$f || exit 1; done
-	for f in launcher/*.c; do $(CC) $(WARN) -I$(BUILD)/launcher -fsyntax-only $$f || exit 1; done
+	for f in launcher/*.c; do $(CC) $(WARN) -I$(BUILD)/launcher -fPIC -fsyntax-only $$f || exit 1; done
 	for f in c-fixtures/*.c; do $(CC) $(WARN) -DTHREADS=3 -fsyntax-only -pthread $$f || exit 1; done
 	for f in c-fixtures/*.cpp; do $(CXX) $(WARN) -std=c++17 -fsyntax-only -pthread $$f || exit 1; done
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
@@ -276,9 +280,10 @@ install: product
 	printf '%s\n' "VERSION=$(VERSION)" "HELPERS=$(pkglibexecdir)" "SYMBOLIZE=$(pkglibexecdir)/symbolize" \
 	    "TOOLS=$(pkglibexecdir)" "PREPARE_BPF=$(pkglibexecdir)/prepare-bpf" "SCRIPTS=$(scriptdir)" \
 	    "STATE=$(statedir)" "PRELOAD_DEFAULT=$(pkglibdir)/libpthread-marks.so" \
-	    "MARKS_LIST=$(pkgdatadir)/marks.list" "SHIM=$(pkglibdir)/libmemlock-shim.so" > $(DESTDIR)$(pkgdatadir)/layout
+	    "MARKS_LIST=$(pkgdatadir)/marks.list" "SHIM=$(pkglibdir)/libmemlock-shim.so" \
+	    "SHARE_UPROBES=$(pkglibdir)/libshare-uprobes.so" > $(DESTDIR)$(pkgdatadir)/layout
 	chmod 644 $(DESTDIR)$(pkgdatadir)/layout
-	install -m 644 $(BUILD)/libpthread-marks.so $(BUILD)/host/libmemlock-shim.so $(DESTDIR)$(pkglibdir)/
+	install -m 644 $(BUILD)/libpthread-marks.so $(BUILD)/host/libmemlock-shim.so $(LAUNCHER_LIBS) $(DESTDIR)$(pkglibdir)/
 	install -m 755 scripts/*.stp $(DESTDIR)$(scriptdir)/
 	install -m 644 scripts/*.meta scripts/*_example.txt $(DESTDIR)$(scriptdir)/
 	install -m 644 man/*.8 $(DESTDIR)$(mandir)/man8/
