@@ -53,6 +53,7 @@
 typedef ssize_t (*write_fn)(int, const void *, size_t);
 typedef long (*syscall_fn)(long, ...);
 typedef int (*close_fn)(int);
+typedef int (*ioctl_fn)(int, unsigned long, ...);
 
 struct uevent {
 	char name[MAX_NAME];	/* group/event */
@@ -66,12 +67,15 @@ struct uevent {
 	struct perf_event_attr attr;
 	long pid, cpu, group, flags;
 	int fd;			/* its perf event (own or shared), or -1 */
+	int prog_fd;		/* its program, while its attaching waits */
+	int attach_deferred;
 };
 
 static int active;
 static write_fn real_write;
 static syscall_fn real_syscall;
 static close_fn real_close;
+static ioctl_fn real_ioctl;
 static int all_closed;		/* every event's perf event closed at once */
 static struct uevent events[MAX_EVENTS];
 static int nevents;
@@ -82,7 +86,8 @@ __attribute__((constructor)) static void share_uprobes_init(void)
 	real_write = (write_fn)dlsym(RTLD_NEXT, "write");
 	real_syscall = (syscall_fn)dlsym(RTLD_NEXT, "syscall");
 	real_close = (close_fn)dlsym(RTLD_NEXT, "close");
-	active = real_write && real_syscall && real_close && strcmp(program_invocation_short_name, "stapbpf") == 0;
+	real_ioctl = (ioctl_fn)dlsym(RTLD_NEXT, "ioctl");
+	active = real_write && real_syscall && real_close && real_ioctl && strcmp(program_invocation_short_name, "stapbpf") == 0;
 }
 
 /* fd is open on a tracefs uprobe_events: its directory into tracefs */
@@ -104,13 +109,21 @@ static int is_uprobe_list(int fd)
 	return 1;
 }
 
+/* the length of TEXT's first LEN bytes before a blank or a newline */
+static size_t word_length(const char *text, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len && text[n] != ' ' && text[n] != '\t' && text[n] != '\n' && text[n] != '\0')
+		n++;
+	return n;
+}
+
 /* "NAME" or "GROUP/NAME" of a definition or removal, as group/name */
 static int event_name(const char *text, size_t len, char *name)
 {
-	size_t n = strcspn(text, " \t\n");
+	size_t n = word_length(text, len);
 
-	if (n > len)
-		n = len;
 	if (n == 0 || n >= MAX_NAME - sizeof("uprobes/"))
 		return -1;
 	if (memchr(text, '/', n))
@@ -142,7 +155,7 @@ static void defined(const char *text, size_t len)
 	e = &events[nevents];
 	if (event_name(text + 2, len - 2, e->name) != 0)
 		return;
-	args = text + 2 + strcspn(text + 2, " \t");
+	args = text + 2 + word_length(text + 2, len - 2);
 	n = len - (size_t)(args - text);
 	while (n > 0 && (args[n - 1] == '\n' || args[n - 1] == ' '))
 		n--;
@@ -156,6 +169,7 @@ static void defined(const char *text, size_t len)
 	e->sharers_open = 0;
 	e->removal_deferred = 0;
 	e->fd = -1;
+	e->attach_deferred = 0;
 	nevents++;
 }
 
@@ -258,6 +272,63 @@ static int sharable(int i, const struct perf_event_attr *attr, long pid, long cp
 	return -1;
 }
 
+/*
+ * The order of the programs on one instruction.  The kernel ran the
+ * uprobes on one instruction last registered first (a uprobe's list of
+ * consumers), and the tapset relies on it where two of its probes sit on
+ * one instruction (a session of every process: the probe that notes a
+ * thread's numbers in its PID namespace runs before the script's, which
+ * reads them: tapset/bpf/pthread-tapset-runtime.stp); a tracefs event runs
+ * its programs in the order they were attached.  So the programs of the
+ * session's uprobes are attached when stapbpf attaches its last uprobe's
+ * (it attaches them one after another, before its begin probes run), all
+ * together, last first: the order the kernel had.  Should anything else
+ * come first (an error), they are attached then.
+ */
+static int attach_all(void)
+{
+	int i, failed = 0;
+
+	for (i = nevents - 1; i >= 0; i--) {
+		if (!events[i].attach_deferred)
+			continue;
+		events[i].attach_deferred = 0;
+		if (real_ioctl(events[i].fd, PERF_EVENT_IOC_SET_BPF, (unsigned long)events[i].prog_fd) < 0 && !failed) {
+			failed = errno;
+			fprintf(stderr, "Error installing bpf for probe %s: %s\n", events[i].name, strerror(errno));
+		}
+	}
+	if (failed) {
+		errno = failed;
+		return -1;
+	}
+	return 0;
+}
+
+int ioctl(int fd, unsigned long request, ...)
+{
+	va_list ap;
+	unsigned long arg;
+	int i;
+
+	va_start(ap, request);
+	arg = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (!real_ioctl)
+		share_uprobes_init();
+	if (!active)
+		return real_ioctl(fd, request, arg);
+	if (request == PERF_EVENT_IOC_SET_BPF && fd >= 0 && !all_closed)
+		for (i = 0; i < nevents; i++)
+			if (events[i].fd == fd) {
+				events[i].prog_fd = (int)arg;
+				events[i].attach_deferred = 1;
+				return i == nevents - 1 ? attach_all() : 0;
+			}
+	attach_all();
+	return real_ioctl(fd, request, arg);
+}
+
 static long perf_event_open_shared(struct perf_event_attr *user_attr, long pid, long cpu, long group, long flags)
 {
 	struct perf_event_attr attr;
@@ -266,8 +337,10 @@ static long perf_event_open_shared(struct perf_event_attr *user_attr, long pid, 
 	long fd;
 
 	if (user_attr->type != PERF_TYPE_TRACEPOINT || size > sizeof(attr) ||
-	    (i = event_of_id((long)user_attr->config)) < 0 || events[i].opened || events[i].shared_with >= 0)
+	    (i = event_of_id((long)user_attr->config)) < 0 || events[i].opened || events[i].shared_with >= 0) {
+		attach_all();
 		return real_syscall(SYS_perf_event_open, user_attr, pid, cpu, group, flags);
+	}
 	memset(&attr, 0, sizeof(attr));
 	memcpy(&attr, user_attr, size);
 	attr.config = 0;
@@ -364,6 +437,11 @@ int close(int fd)
 		for (i = 0; i < nevents; i++)
 			if (events[i].fd == fd) {
 				if (!all_closed) {
+					int j;
+
+					/* (detached before attached: an error) */
+					for (j = 0; j < nevents; j++)
+						events[j].attach_deferred = 0;
 					all_closed = 1;
 					close_all();
 				}
