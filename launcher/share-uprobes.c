@@ -23,12 +23,11 @@
  * event whose definition (kind, file, offset) an earlier event of the
  * session has, with the same process, CPU, group and attributes, opens
  * the perf event on that earlier event instead.  The later event stays
- * defined, unused, and is removed as stapbpf removes it; the earlier one's
- * removal waits until the perf events sharing it are closed (stapbpf
- * closes a probe's perf event, then removes its event, in order).  What
- * each probe sees is unchanged: the same instruction, the same registers,
- * its own program.  Only the end's grace periods, one per instruction,
- * and the dispatch are fewer.
+ * defined, unused, and is removed as stapbpf removes it (after every perf
+ * event is closed: see close_all below).  What each probe sees is
+ * unchanged: the same instruction, the same registers, its own program.
+ * Only the end's grace periods, one per instruction, and the dispatch are
+ * fewer.
  * In any other program it does nothing: stap passes its environment on to
  * stapbpf, which it runs; pthread-stap gives a -c command an LD_PRELOAD of
  * its own.  PTHREAD_STAP_SHARE_UPROBES=0 (pthread-stap) leaves it out.
@@ -61,8 +60,6 @@ struct uevent {
 	long id;		/* tracefs id; 0 until read */
 	int opened;		/* a perf event of its own was opened on it */
 	int shared_with;	/* index of the event its perf event is on, or -1 */
-	int sharers_open;	/* events whose perf events are on this one */
-	int removal_deferred;
 	/* how its perf event was opened (to be shared, the same) */
 	struct perf_event_attr attr;
 	long pid, cpu, group, flags;
@@ -133,16 +130,6 @@ static int event_name(const char *text, size_t len, char *name)
 	return 0;
 }
 
-static int find_event(const char *name)
-{
-	int i;
-
-	for (i = 0; i < nevents; i++)
-		if (strcmp(events[i].name, name) == 0)
-			return i;
-	return -1;
-}
-
 /* a definition "K:NAME ARGS" was written: remember it */
 static void defined(const char *text, size_t len)
 {
@@ -166,8 +153,6 @@ static void defined(const char *text, size_t len)
 	e->id = 0;
 	e->opened = 0;
 	e->shared_with = -1;
-	e->sharers_open = 0;
-	e->removal_deferred = 0;
 	e->fd = -1;
 	e->attach_deferred = 0;
 	nevents++;
@@ -192,54 +177,15 @@ static long event_id(struct uevent *e)
 	return e->id;
 }
 
-static int remove_event(int fd, const char *name)
-{
-	char line[MAX_NAME + 3];
-	int len = snprintf(line, sizeof(line), "-:%s", name);
-
-	return real_write(fd, line, (size_t)len) == len ? 0 : -1;
-}
-
-/* stapbpf removes event NAME (it has closed its perf event) */
-static ssize_t removed(int fd, const void *buf, size_t count, const char *name)
-{
-	int i = find_event(name), s;
-	ssize_t rc;
-
-	if (i < 0)
-		return real_write(fd, buf, count);
-	if (events[i].sharers_open > 0) {
-		/* its perf event is closed, not the sharers': later */
-		events[i].removal_deferred = 1;
-		return (ssize_t)count;
-	}
-	rc = real_write(fd, buf, count);
-	s = events[i].shared_with;
-	if (s >= 0 && --events[s].sharers_open == 0 && events[s].removal_deferred) {
-		int saved = errno;
-
-		events[s].removal_deferred = 0;
-		if (remove_event(fd, events[s].name) != 0)
-			fprintf(stderr, "Error removing probe %s: %s\n", events[s].name, strerror(errno));
-		errno = saved;
-	}
-	return rc;
-}
-
 ssize_t write(int fd, const void *buf, size_t count)
 {
 	const char *text = buf;
-	char name[MAX_NAME];
 	ssize_t rc;
 
 	if (!real_write)
 		share_uprobes_init();
-	if (!active || count < 3 || text[1] != ':' || (text[0] != 'p' && text[0] != 'r' && text[0] != '-') ||
-	    !is_uprobe_list(fd))
+	if (!active || count < 3 || text[1] != ':' || (text[0] != 'p' && text[0] != 'r') || !is_uprobe_list(fd))
 		return real_write(fd, buf, count);
-	if (text[0] == '-')
-		return event_name(text + 2, count - 2, name) == 0 ? removed(fd, buf, count, name)
-								  : real_write(fd, buf, count);
 	rc = real_write(fd, buf, count);
 	if (rc == (ssize_t)count)
 		defined(text, count);
@@ -351,7 +297,6 @@ static long perf_event_open_shared(struct perf_event_attr *user_attr, long pid, 
 		if (fd >= 0) {
 			events[i].shared_with = s;
 			events[i].fd = (int)fd;
-			events[s].sharers_open++;
 		}
 		return fd;
 	}
