@@ -74,6 +74,8 @@ TEST_FIXTURE_BINS := $(BUILD)/fixtures/musl-quick-exit $(BUILD)/fixtures/cxx-loc
 LAUNCHER_BINS := $(BUILD)/launcher/start-gate $(BUILD)/launcher/end-with-target $(BUILD)/launcher/who \
                  $(BUILD)/launcher/lockorder-cycles $(BUILD)/launcher/whole-lines $(BUILD)/launcher/bind-from \
                  $(BUILD)/launcher/safe-text $(BUILD)/launcher/pprof
+# preloaded into stapbpf: a session's probes on one instruction share its uprobe
+LAUNCHER_LIBS := $(BUILD)/launcher/libshare-uprobes.so
 
 # Debian packages: to build and run (make deps), to test and lint (make test-deps)
 DEB_PACKAGES  := systemtap systemtap-sdt-dev gcc make libc6-dev binutils protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
