@@ -17,6 +17,10 @@
  * waits for it, reading nothing more, so an interrupted session's end
  * output still stays in the VM, as doc/testing.md says).
  *
+ * It runs staprun with stapio-drain.so (named by the relay in
+ * STAPIO_DRAIN_SO) preloaded: the module's last output, which stapio 4.8
+ * itself can lose, is read before stapio ends (stapio-drain.c).
+ *
  * A SIGHUP (stapsh's way to stop staprun) is passed on to staprun; other
  * signals for the session (the relay's SIGTERM to the group) reach
  * staprun themselves.  Its exit status is staprun's.  Run by anything
@@ -115,7 +119,20 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (child == 0) {
+		const char *so = getenv("STAPIO_DRAIN_SO");
+
 		signal(SIGHUP, SIG_DFL);
+		/* (stapio-drain.c: stapio's last output read before it ends) */
+		if (so && *so) {
+			const char *was = getenv("LD_PRELOAD");
+			char *both = NULL;
+
+			if (was && *was && asprintf(&both, "%s:%s", so, was) > 0)
+				setenv("LD_PRELOAD", both, 1);
+			else
+				setenv("LD_PRELOAD", so, 1);
+			unsetenv("STAPIO_DRAIN_SO");
+		}
 		execv(REAL_STAPRUN, argv);
 		perror("staprun-drain: " REAL_STAPRUN);
 		_exit(127);

@@ -23,7 +23,10 @@
  * And stapsh runs staprun-drain (next to the relay) as /usr/bin/staprun,
  * bound there in the session's own mount namespace: stapsh exits on
  * staprun's SIGCHLD without reading the rest of its output, and
- * staprun-drain.c outlives staprun until stapsh has passed it all on.
+ * staprun-drain.c outlives staprun until stapsh has passed it all on;
+ * staprun-drain preloads stapio-drain.so (named in STAPIO_DRAIN_SO) into
+ * staprun, and so into stapio: stapio-drain.c lets stapio's reader read
+ * the module's last output before stapio stops it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -42,6 +45,7 @@
 
 static int port;
 static char drain[4096];        /* staprun-drain, next to the relay */
+static char drain_so[4096];     /* stapio-drain.so, next to it too */
 static char label[128] = "?";   /* the port's name, in every message */
 static char buf[65536];
 
@@ -123,8 +127,10 @@ static void bind_staprun_drain(void)
 	if (fd < 0)
 		return;
 	close(fd);
-	if (mount("/usr/bin/staprun", real, NULL, MS_BIND, NULL) == 0)
-		mount(drain, "/usr/bin/staprun", NULL, MS_BIND, NULL);
+	if (mount("/usr/bin/staprun", real, NULL, MS_BIND, NULL) == 0 &&
+	    mount(drain, "/usr/bin/staprun", NULL, MS_BIND, NULL) == 0 &&
+	    access(drain_so, R_OK) == 0)
+		setenv("STAPIO_DRAIN_SO", drain_so, 1);
 }
 
 static pid_t start_stapsh(const char *stapsh, int *fd)
@@ -341,6 +347,8 @@ int main(int argc, char **argv)
 		const char *slash = strrchr(argv[0], '/');
 
 		snprintf(drain, sizeof drain, "%.*sstaprun-drain",
+			 slash ? (int)(slash - argv[0] + 1) : 0, argv[0]);
+		snprintf(drain_so, sizeof drain_so, "%.*sstapio-drain.so",
 			 slash ? (int)(slash - argv[0] + 1) : 0, argv[0]);
 	}
 	fprintf(stderr, "stapsh-relay: %s: serving %s\n", label, argv[1]);
