@@ -24,7 +24,9 @@ libexecdir ?= $(PREFIX)/libexec
 bindir     ?= $(PREFIX)/bin
 mandir     ?= $(datadir)/man
 # stap reads tapsets from its own directory only (or -I DIR): install there
-STAP_TAPSETDIR := $(shell tools/stap-tapset-dir)
+# (asked once, and only by a rule that uses it: pthread-stap's make -q of
+# the checkout's helpers, at every session's start, does not)
+STAP_TAPSETDIR = $(eval STAP_TAPSETDIR := $$(shell tools/stap-tapset-dir))$(STAP_TAPSETDIR)
 tapsetdir  ?= $(STAP_TAPSETDIR)
 scriptdir  ?= $(datadir)/pthread-tapset/scripts
 pkglibdir  ?= $(libdir)/pthread-tapset
