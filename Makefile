@@ -67,7 +67,7 @@ FIXTURES   := self-relock abba cycle-3 cycle-5 cycle-8 recursive-relock \
               errorcheck-relock trylock-fail contention mutex-calls \
               many-waiters quick-exit crash-segv crash-abort steady static \
               hung-mix rwlock-cycle condvar-waiters rwlock-calls cond-calls thread-calls \
-              lock-waits lock-holds lock-waits-fp lock-holds-fp lock-orders lock-orders-benign lock-orders-across-cpus lock-classes lock-churn lock-handoffs deep-calls deep-calls-fp \
+              lock-waits lock-holds lock-waits-fp lock-holds-fp lock-orders lock-orders-benign lock-orders-across-cpus lock-classes lock-churn lock-remade lock-handoffs deep-calls deep-calls-fp \
               in-container hostile hostile-hang
 FIXTURE_BINS := $(addprefix $(BUILD)/fixtures/,$(FIXTURES))
 # built with musl-gcc (musl-tools) and g++, for the tests only
