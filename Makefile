@@ -163,7 +163,7 @@ $(BUILD)/fixtures/musl-quick-exit: c-fixtures/quick-exit.c c-fixtures/fixture.h
 	@mkdir -p $(@D)
 	musl-gcc $(CFLAGS) $(WARN) -pthread -o $@ $<
 
-$(BUILD)/fixtures/lock-orders $(BUILD)/fixtures/lock-orders-benign $(BUILD)/fixtures/lock-orders-across-cpus $(BUILD)/fixtures/lock-churn: c-fixtures/lock-orders.h
+$(BUILD)/fixtures/lock-orders $(BUILD)/fixtures/lock-orders-benign $(BUILD)/fixtures/lock-orders-across-cpus $(BUILD)/fixtures/lock-churn $(BUILD)/fixtures/lock-remade: c-fixtures/lock-orders.h
 $(BUILD)/fixtures/in-container: launcher/proc.h
 
 # its locks and locking function renamed to names a hostile program would
