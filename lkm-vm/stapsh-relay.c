@@ -261,6 +261,35 @@ static int parse_frames(const char *p, size_t n)
 	return 0;
 }
 
+/*
+ * A session's first bytes can come before the port is seen connected:
+ * virtio_console takes the host's opening of the port from a queue of its
+ * own, in a work item, after the data (under TCG, now and then, long
+ * enough for stapsh to answer): until then the port reads as hung up
+ * (poll: POLLIN | POLLHUP, read: 0).  That is no hang-up: waits (5 s at
+ * most) until the port is connected; 0 if it never was.  (Ending the
+ * session there, as the relay once did, left the host's stap waiting for
+ * an answer for ever: a VM-RETRY after 60 s, one session in some
+ * hundreds, "a session: stapsh N" then at once "the host left".)
+ */
+static int host_connects(void)
+{
+	int t;
+
+	for (t = 0; t < 500; t++) {
+		struct pollfd r = { .fd = port, .events = POLLIN };
+
+		/* (a hung-up port polls ready at once) */
+		if (poll(&r, 1, 10) > 0 && !(r.revents & POLLHUP)) {
+			fprintf(stderr, "stapsh-relay: %s: the port opened after the session's first bytes (%d ms)\n",
+				label, t * 10);
+			return 1;
+		}
+		usleep(10000);
+	}
+	return 0;
+}
+
 /* Relays between the host and stapsh until either side ends the session;
  * returns the stapsh socket, or -1 once it was closed.  The session is
  * over as soon as stapsh has gone (it says "quit" to the host first), not
@@ -271,6 +300,8 @@ static int parse_frames(const char *p, size_t n)
  * detach in the tests). */
 static int relay(int sh)
 {
+	int connected = 0;
+
 	for (;;) {
 		struct pollfd p[2] = { { .fd = port, .events = POLLIN },
 				       { .fd = sh, .events = POLLIN } };
@@ -281,16 +312,25 @@ static int relay(int sh)
 				continue;
 			return sh;
 		}
+		if (!(p[0].revents & POLLHUP))
+			connected = 1;
 		if (p[0].revents & POLLIN) {
 			n = read(port, buf, sizeof buf);
-			if (n == 0)
-				return sh;
+			if (n == 0) {
+				if (connected || !host_connects())
+					return sh;
+				connected = 1;
+				continue;
+			}
 			if (n > 0 && write_all(sh, buf, n) < 0) {
 				close(sh);
 				return -1;
 			}
 		} else if (p[0].revents & (POLLHUP | POLLERR)) {
-			return sh;
+			if (connected || !host_connects())
+				return sh;
+			connected = 1;
+			continue;
 		}
 		if (p[1].revents & (POLLIN | POLLHUP)) {
 			n = read_burst(sh);
