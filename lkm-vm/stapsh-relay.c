@@ -306,6 +306,7 @@ static int relay(int sh)
 		struct pollfd p[2] = { { .fd = port, .events = POLLIN },
 				       { .fd = sh, .events = POLLIN } };
 		ssize_t n;
+		int hung_up = 0;
 
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
@@ -316,17 +317,15 @@ static int relay(int sh)
 			connected = 1;
 		if (p[0].revents & POLLIN) {
 			n = read(port, buf, sizeof buf);
-			if (n == 0) {
-				if (connected || !host_connects())
-					return sh;
-				connected = 1;
-				continue;
-			}
+			hung_up = n == 0;
 			if (n > 0 && write_all(sh, buf, n) < 0) {
 				close(sh);
 				return -1;
 			}
 		} else if (p[0].revents & (POLLHUP | POLLERR)) {
+			hung_up = 1;
+		}
+		if (hung_up) {
 			if (connected || !host_connects())
 				return sh;
 			connected = 1;
