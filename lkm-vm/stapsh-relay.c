@@ -277,9 +277,13 @@ static int host_connects(void)
 	int t;
 
 	for (t = 0; t < 500; t++) {
-		struct pollfd r = { .fd = port, .events = POLLIN };
+		struct pollfd r = { .fd = port, .events = POLLIN | POLLOUT };
 
-		/* (a hung-up port polls ready at once) */
+		/* (a hung-up port polls ready at once, POLLIN | POLLHUP; an
+		 * open one POLLOUT: the host, which has sent its first bytes,
+		 * now waits for stapsh's answer and sends nothing more, so
+		 * POLLIN alone never told an open port, and the session ended
+		 * after these 5 s all the same) */
 		if (poll(&r, 1, 10) > 0 && !(r.revents & POLLHUP)) {
 			fprintf(stderr, "stapsh-relay: %s: the port opened after the session's first bytes (%d ms)\n",
 				label, t * 10);
