@@ -90,7 +90,7 @@ BENCH_PACKAGES := valgrind pigz bpftrace bpftool
 .PHONY: all product deps test-deps demo pictures check installcheck bench install uninstall lint \
         clean glibc-marks man test-fixtures deb rpm dist print-%
 
-all: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(LAUNCHER_LIBS) $(FIXTURE_BINS) $(BUILD)/bench/workloads $(BUILD)/bench/workloads-fp $(BUILD)/bench/timed man
+all: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(LAUNCHER_LIBS) $(FIXTURE_BINS) $(BUILD)/bench/workloads $(BUILD)/bench/workloads-fp $(BUILD)/bench/timed $(BUILD)/bench/bpf-handler-ns man
 
 # what make install installs (no fixtures, no benchmark)
 product: tapset/pthread-tapset-marks.stp doc/marks.md $(BUILD)/libpthread-marks.so $(LAUNCHER_BINS) $(LAUNCHER_LIBS) $(BUILD)/host/libmemlock-shim.so man
