@@ -130,6 +130,9 @@ static pid_t pid;
 static int mem_fd = -1;
 static struct code *code;
 static int ncode;
+/* the kernel's uprobe trampolines ("[uprobes]"): a tracer's return probe
+ * puts one in place of its function's return address, kept in the kernel */
+static struct code trampolines;
 static struct thread *threads;
 static int nthreads;
 static struct range *ranges;
@@ -319,9 +322,16 @@ static void load_code(void)
 		struct code *more;
 
 		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start, &end, perms, &at) < 3 || !at ||
-		    perms[2] != 'x' || line[at] != '/')
+		    perms[2] != 'x')
 			continue;
 		line[strcspn(line, "\n")] = 0;
+		if (strcmp(line + at, "[uprobes]") == 0) {
+			trampolines.start = start;
+			trampolines.end = end;
+			continue;
+		}
+		if (line[at] != '/')
+			continue;
 		name = strrchr(line + at, '/') + 1;
 		if (runtime_library(name))
 			continue;
@@ -358,17 +368,27 @@ static int after_call(unsigned long addr)
 }
 
 /* Where in the program's code a thread whose stack pointer is SP is: the
- * first return address into that code on its stack; 0 if none is found */
-static unsigned long code_site(unsigned long sp)
+ * first return address into that code on its stack; 0 if none is found,
+ * or if a return probe's trampoline comes first (*HIDDEN then 1): the
+ * kernel keeps the return address it stands for, perhaps the one into
+ * the program, and a return address further up would be an outer
+ * frame's (measured: main's hidden, _start's found) */
+static unsigned long code_site(unsigned long sp, int *hidden)
 {
 	unsigned long words[STACK_SCAN / sizeof(unsigned long)];
 	size_t i, n = sp ? read_stack(sp, words) : 0;
 	int c;
 
-	for (i = 0; i < n; i++)
+	*hidden = 0;
+	for (i = 0; i < n; i++) {
+		if (words[i] >= trampolines.start && words[i] < trampolines.end) {
+			*hidden = 1;
+			return 0;
+		}
 		for (c = 0; c < ncode; c++)
 			if (words[i] > code[c].start && words[i] < code[c].end && after_call(words[i]))
 				return words[i];
+	}
 	return 0;
 }
 
@@ -382,13 +402,16 @@ static void print_holder_sites(void)
 	for (i = 0; i < nthreads; i++) {
 		const struct thread *t = &threads[i], *h;
 		unsigned long site;
+		int hidden = 0;
 
 		if ((t->what != MUTEX && t->what != RWLOCK) || !t->holder)
 			continue;
 		h = find_thread(t->holder);
-		site = h ? code_site(h->sp) : 0;
+		site = h ? code_site(h->sp, &hidden) : 0;
 		if (site)
 			printf("# pthread-stap: lock 0x%lx holder in 0x%lx\n", t->addr, site);
+		else if (h && hidden)
+			printf("# pthread-stap: lock 0x%lx holder hidden by a return probe\n", t->addr);
 	}
 }
 
